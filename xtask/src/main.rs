@@ -1,0 +1,173 @@
+//! `cargo xtask`: the fork's tool.
+//!
+//! The fork is Apache DataFusion at a pinned release plus a patch set. No
+//! upstream source is committed: `sync` takes the pristine crates from
+//! crates.io through cargo, lays them out at upstream's own paths and applies
+//! `patches/`; `save` turns edits of those files back into patches; `check`
+//! guards the boundary between upstream's files and ours. `test` and `cli`
+//! are the two commands a user runs.
+
+mod config;
+mod fsutil;
+mod git;
+mod patch;
+mod slt;
+mod test_data;
+mod test_suite;
+mod tree;
+mod upstream;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::config::ForkConfig;
+use crate::tree::Workspace;
+
+const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  sync [--force]        lay out the pinned upstream crates and apply patches/
+                        (--force overwrites unsaved edits of upstream files)
+  save                  rewrite patches/ from the edits of upstream files
+  check                 fail on unsaved edits, patches that do not apply, and
+                        tracked copies of upstream files
+  test [--no-slt] [SLT_FILTER...]
+                        sync, then run the project's tests and the upstream
+                        sqllogictest suite; filters restrict the slt files
+  cli [--release] [-- ARGS...]
+                        sync, then build and run the patched datafusion-cli
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &[String]) -> Result<ExitCode> {
+    let Some((command, rest)) = args.split_first() else {
+        eprint!("{USAGE}");
+        return Ok(ExitCode::FAILURE);
+    };
+    let root = repo_root()?;
+    match command.as_str() {
+        "sync" => {
+            let force = parse_flags(rest, &["--force"])?.contains(&"--force");
+            sync(&root, force)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        "save" => {
+            parse_flags(rest, &[])?;
+            let ws = workspace(&root)?;
+            let report = ws.save()?;
+            println!("{report}");
+            Ok(ExitCode::SUCCESS)
+        }
+        "check" => {
+            parse_flags(rest, &[])?;
+            let ws = workspace(&root)?;
+            let release = upstream::release_dirs(&root, &ForkConfig::load(&root)?)?;
+            let problems = ws.check(&release)?;
+            if problems.is_empty() {
+                println!("check: ok ({} patches)", ws.patch_count()?);
+                Ok(ExitCode::SUCCESS)
+            } else {
+                for problem in &problems {
+                    eprintln!("check: {problem}");
+                }
+                eprintln!("check: {} problem(s)", problems.len());
+                Ok(ExitCode::FAILURE)
+            }
+        }
+        "test" => {
+            let options = test_suite::TestOptions::parse(rest)?;
+            sync(&root, false)?;
+            test_suite::run(&root, &options)
+        }
+        "cli" => {
+            let (flags, passthrough) = match rest.iter().position(|a| a == "--") {
+                Some(i) => (&rest[..i], &rest[i + 1..]),
+                None => (rest, &[][..]),
+            };
+            let release = parse_flags(flags, &["--release"])?.contains(&"--release");
+            sync(&root, false)?;
+            run_cli(&root, release, passthrough)
+        }
+        "help" | "--help" | "-h" => {
+            print!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => bail!("unknown command `{other}`\n{USAGE}"),
+    }
+}
+
+/// Accepts only the flags in `allowed`, so that a typo is an error rather
+/// than a silently ignored option.
+fn parse_flags<'a>(args: &'a [String], allowed: &[&str]) -> Result<Vec<&'a str>> {
+    args.iter()
+        .map(|a| {
+            if allowed.contains(&a.as_str()) {
+                Ok(a.as_str())
+            } else {
+                bail!("unexpected argument `{a}`\n{USAGE}")
+            }
+        })
+        .collect()
+}
+
+fn sync(root: &Path, force: bool) -> Result<()> {
+    let start = Instant::now();
+    let ws = workspace(root)?;
+    let report = ws.sync(force)?;
+    let links = test_data::link(root)?;
+    ws.write_git_excludes(&links)?;
+    println!(
+        "sync: {report}; {}; {:.1}s",
+        links.summary(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn workspace(root: &Path) -> Result<Workspace> {
+    let config = ForkConfig::load(root)?;
+    let pristine = upstream::resolve(root, &config)?;
+    Workspace::new(root, &config, &pristine)
+}
+
+fn run_cli(root: &Path, release: bool, args: &[String]) -> Result<ExitCode> {
+    let mut cmd =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()));
+    cmd.current_dir(root)
+        .args(["run", "--quiet", "-p", "datafusion-cli"]);
+    if release {
+        cmd.arg("--release");
+    }
+    cmd.arg("--").args(args);
+    let status = cmd.status().context("running cargo for datafusion-cli")?;
+    Ok(ExitCode::from(
+        status.code().unwrap_or(1).clamp(0, 255) as u8
+    ))
+}
+
+/// The repository root: the parent of this tool's manifest directory.
+fn repo_root() -> Result<PathBuf> {
+    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest_dir
+        .parent()
+        .context("xtask has no parent directory")?
+        .to_path_buf();
+    if !root.join("Cargo.toml").is_file() {
+        bail!("no Cargo.toml at the repository root {}", root.display());
+    }
+    Ok(root)
+}

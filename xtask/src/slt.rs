@@ -1,0 +1,316 @@
+//! Runs sqllogictest files with upstream's own runner, one process per file.
+//!
+//! The runner reports all failures of a run together; a process per file
+//! gives each file an exact status, its own log and its own time limit, at
+//! the cost of a process start. Files are judged against a tracked list of
+//! files that fail on pristine upstream too: any other failure, and any
+//! listed file that now passes, fails the run.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::fsutil::{self, list_files};
+use crate::test_data::DATA_ROOTS;
+
+pub const SLT_CRATE: &str = "datafusion/sqllogictest";
+const TEST_FILES: &str = "test_files";
+/// Tracked list of upstream files that fail on pristine upstream as well.
+pub const EXPECTED_FAILURES: &str = "xtask/slt-expected-failures.txt";
+/// A file that runs longer than this is stopped and counted as failed.
+const FILE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Origin {
+    Upstream,
+    Ours,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Passed,
+    Failed,
+    /// Failed, and listed as failing on pristine upstream too.
+    FailedAsExpected,
+    /// Listed as failing on pristine upstream, but passed: the list is stale.
+    PassedUnexpectedly,
+    Skipped(String),
+}
+
+#[derive(Debug)]
+pub struct FileResult {
+    pub file: String,
+    pub origin: Origin,
+    pub status: Status,
+    pub elapsed: Duration,
+    pub log: PathBuf,
+}
+
+pub struct SltRun<'a> {
+    pub root: &'a Path,
+    /// slt files of the pristine upstream crate, relative to `test_files/`.
+    pub upstream_files: &'a BTreeSet<String>,
+    pub filters: &'a [String],
+    pub jobs: usize,
+    /// Extra environment for the runner, e.g. a forced configuration.
+    pub env: Vec<(String, String)>,
+    /// Where logs go, under `target/xtask/`.
+    pub label: &'a str,
+}
+
+impl SltRun<'_> {
+    pub fn run(&self) -> Result<Vec<FileResult>> {
+        let exe = build_runner(self.root)?;
+        let crate_dir = self.root.join(SLT_CRATE);
+        let expected = load_expected_failures(self.root)?;
+        let log_dir = self.root.join("target").join("xtask").join(self.label);
+        if log_dir.exists() {
+            std::fs::remove_dir_all(&log_dir)?;
+        }
+
+        let mut results = Vec::new();
+        let mut queue = Vec::new();
+        for file in default_files(&crate_dir)? {
+            if !self.filters.is_empty()
+                && !self.filters.iter().any(|f| file.contains(f.as_str()))
+            {
+                continue;
+            }
+            let origin = if self.upstream_files.contains(&file) {
+                Origin::Upstream
+            } else {
+                Origin::Ours
+            };
+            let log = log_dir.join(format!("{file}.log"));
+            match missing_data(self.root, &crate_dir.join(TEST_FILES).join(&file))? {
+                Some(root) => results.push(FileResult {
+                    file,
+                    origin,
+                    status: Status::Skipped(format!("needs test data at {root}")),
+                    elapsed: Duration::ZERO,
+                    log,
+                }),
+                None => queue.push((file, origin, log)),
+            }
+        }
+
+        let total = queue.len();
+        let queue = Mutex::new(queue.into_iter());
+        let done = Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            for _ in 0..self.jobs.max(1) {
+                scope.spawn(|| {
+                    loop {
+                        let next = queue.lock().unwrap().next();
+                        let Some((file, origin, log)) = next else {
+                            break;
+                        };
+                        let start = Instant::now();
+                        let passed = run_file(&exe, &crate_dir, &file, &log, &self.env);
+                        let status = match (passed, expected.contains_key(&file)) {
+                            (Ok(true), false) => Status::Passed,
+                            (Ok(true), true) => Status::PassedUnexpectedly,
+                            (Ok(false), true) => Status::FailedAsExpected,
+                            (Ok(false), false) => Status::Failed,
+                            (Err(e), _) => {
+                                let _ = fsutil::write(
+                                    &log,
+                                    format!("xtask: {e:#}\n").as_bytes(),
+                                );
+                                Status::Failed
+                            }
+                        };
+                        let mut done = done.lock().unwrap();
+                        if matches!(status, Status::Failed | Status::PassedUnexpectedly) {
+                            eprintln!("slt: {status:?}: {file} (log: {})", log.display());
+                        }
+                        done.push(FileResult {
+                            file,
+                            origin,
+                            status,
+                            elapsed: start.elapsed(),
+                            log,
+                        });
+                        if done.len() % 50 == 0 || done.len() == total {
+                            eprintln!("slt: {}/{total} files run", done.len());
+                        }
+                    }
+                });
+            }
+        });
+        results.extend(done.into_inner().unwrap());
+        results.sort_by(|a, b| a.file.cmp(&b.file));
+        Ok(results)
+    }
+}
+
+/// Builds upstream's runner (the `sqllogictests` test target) and returns
+/// its executable.
+fn build_runner(root: &Path) -> Result<PathBuf> {
+    let mut child = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+        .current_dir(root)
+        .args([
+            "test",
+            "-p",
+            "datafusion-sqllogictest",
+            "--test",
+            "sqllogictests",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("running cargo to build the sqllogictest runner")?;
+    let mut exe = None;
+    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
+        let line = line?;
+        if !line.contains("\"compiler-artifact\"") {
+            continue;
+        }
+        let message: serde_json::Value = serde_json::from_str(&line)?;
+        if message["target"]["name"] == "sqllogictests"
+            && let Some(path) = message["executable"].as_str()
+        {
+            exe = Some(PathBuf::from(path));
+        }
+    }
+    if !child.wait()?.success() {
+        bail!("building the sqllogictest runner failed");
+    }
+    exe.context("cargo built no sqllogictests executable")
+}
+
+/// The files upstream's runner runs by default, relative to `test_files/`:
+/// all `.slt` files but `tpch/` (needs `INCLUDE_TPCH` and generated data) and
+/// `encrypted_parquet.slt` (needs the `parquet_encryption` feature).
+pub fn default_files(crate_dir: &Path) -> Result<Vec<String>> {
+    Ok(list_files(&crate_dir.join(TEST_FILES))?
+        .into_iter()
+        .filter(|f| f.ends_with(".slt"))
+        .filter(|f| !f.starts_with("tpch") && !f.starts_with("encrypted_parquet.slt"))
+        .collect())
+}
+
+/// The data root a file reads but the tree lacks, if any.
+fn missing_data(root: &Path, file: &Path) -> Result<Option<&'static str>> {
+    let text = std::fs::read_to_string(file)?;
+    for data_root in DATA_ROOTS {
+        if root.join(data_root).exists() {
+            continue;
+        }
+        // Relative to the slt crate, `datafusion/x` is `../x` and a root-level
+        // folder is `../../x`.
+        let relative = match data_root.strip_prefix("datafusion/") {
+            Some(inside) => format!("../{inside}"),
+            None => format!("../../{data_root}"),
+        };
+        if text.contains(&format!("{relative}/"))
+            || text.contains(&format!("../../{data_root}/"))
+        {
+            return Ok(Some(data_root));
+        }
+    }
+    Ok(None)
+}
+
+fn run_file(
+    exe: &Path,
+    crate_dir: &Path,
+    file: &str,
+    log: &Path,
+    env: &[(String, String)],
+) -> Result<bool> {
+    if let Some(parent) = log.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let out = std::fs::File::create(log)?;
+    let mut child = Command::new(exe)
+        .current_dir(crate_dir)
+        .arg(format!("{TEST_FILES}/{file}"))
+        .args(["--test-threads", "1", "--color", "never"])
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .spawn()
+        .with_context(|| format!("starting {}", exe.display()))?;
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status.success());
+        }
+        if start.elapsed() > FILE_TIMEOUT {
+            child.kill()?;
+            child.wait()?;
+            bail!(
+                "{file} ran longer than {}s and was stopped",
+                FILE_TIMEOUT.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `file  reason` lines; `#` starts a comment line.
+pub fn load_expected_failures(root: &Path) -> Result<BTreeMap<String, String>> {
+    let path = root.join(EXPECTED_FAILURES);
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut map = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (file, reason) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        if reason.trim().is_empty() {
+            bail!("{EXPECTED_FAILURES}:{}: `{file}` has no reason", i + 1);
+        }
+        map.insert(file.to_string(), reason.trim().to_string());
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_roots_are_found_by_their_relative_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.slt");
+        std::fs::write(
+            &file,
+            "CREATE EXTERNAL TABLE t LOCATION '../core/tests/data/x.csv';\n",
+        )
+        .unwrap();
+        assert_eq!(
+            missing_data(dir.path(), &file).unwrap(),
+            Some("datafusion/core/tests/data")
+        );
+        std::fs::create_dir_all(dir.path().join("datafusion/core/tests/data")).unwrap();
+        assert_eq!(missing_data(dir.path(), &file).unwrap(), None);
+
+        std::fs::write(&file, "LOCATION '../../testing/data/csv/a.csv'\n").unwrap();
+        assert_eq!(missing_data(dir.path(), &file).unwrap(), Some("testing"));
+    }
+
+    #[test]
+    fn default_files_leave_out_what_upstream_leaves_out() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in [
+            "a.slt",
+            "sub/b.slt",
+            "tpch/q1.slt",
+            "encrypted_parquet.slt",
+            "notes.txt",
+        ] {
+            fsutil::write(&dir.path().join(TEST_FILES).join(f), b"").unwrap();
+        }
+        assert_eq!(default_files(dir.path()).unwrap(), ["a.slt", "sub/b.slt"]);
+    }
+}

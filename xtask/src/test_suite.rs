@@ -1,0 +1,232 @@
+//! `cargo xtask test`: the project's whole test set, ending with a summary.
+//!
+//! 1. The tool's own tests.
+//! 2. Our tests inside the upstream crates (unit tests of our modules, our
+//!    integration tests and examples), listed in [`CRATE_TESTS`].
+//! 3. Every sqllogictest file, upstream's and ours, with upstream's runner:
+//!    upstream's are the regression gate against pristine behaviour.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::config::ForkConfig;
+use crate::fsutil::list_files;
+use crate::slt::{self, FileResult, Origin, SltRun, Status};
+use crate::upstream;
+
+/// `cargo test` invocations for our tests in the upstream crates. Each one
+/// names its crate and target so that only what it needs is built.
+const CRATE_TESTS: &[&[&str]] = &[];
+
+pub struct TestOptions {
+    slt: bool,
+    filters: Vec<String>,
+}
+
+impl TestOptions {
+    pub fn parse(args: &[String]) -> Result<Self> {
+        let mut options = Self {
+            slt: true,
+            filters: Vec::new(),
+        };
+        for arg in args {
+            match arg.as_str() {
+                "--no-slt" => options.slt = false,
+                flag if flag.starts_with('-') => {
+                    bail!("unknown option `{flag}` for `test`")
+                }
+                filter => options.filters.push(filter.to_string()),
+            }
+        }
+        Ok(options)
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+    lines: Vec<String>,
+}
+
+pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
+    let start = Instant::now();
+    let mut tally = Tally::default();
+
+    if options.filters.is_empty() {
+        cargo_test(
+            root,
+            "tool",
+            &["--manifest-path", "xtask/Cargo.toml"],
+            &mut tally,
+        )?;
+        for args in CRATE_TESTS {
+            cargo_test(root, &args.join(" "), args, &mut tally)?;
+        }
+    }
+
+    if options.slt {
+        let config = ForkConfig::load(root)?;
+        let pristine = upstream::resolve(root, &config)?;
+        let slt_pristine = pristine
+            .get("datafusion-sqllogictest")
+            .context("datafusion-sqllogictest is not in the patched crate set")?;
+        let upstream_files: BTreeSet<String> =
+            list_files(&slt_pristine.join("test_files"))?
+                .into_iter()
+                .collect();
+        let results = SltRun {
+            root,
+            upstream_files: &upstream_files,
+            filters: &options.filters,
+            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            env: Vec::new(),
+            label: "slt",
+        }
+        .run()?;
+        summarize_slt(root, &results, &mut tally)?;
+    }
+
+    println!();
+    println!(
+        "== cargo xtask test: summary ({:.0}s)",
+        start.elapsed().as_secs_f64()
+    );
+    for line in &tally.lines {
+        println!("{line}");
+    }
+    // The closing line, in the form CI reads.
+    println!(
+        "total: {} passed, {} failed, {} skipped",
+        tally.passed, tally.failed, tally.skipped
+    );
+    Ok(if tally.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Runs `cargo test ARGS`, streaming its output, and adds its counts.
+fn cargo_test(root: &Path, label: &str, args: &[&str], tally: &mut Tally) -> Result<()> {
+    eprintln!("== cargo test {}", args.join(" "));
+    let output = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
+        .current_dir(root)
+        .arg("test")
+        .args(args)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("running cargo test")?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    print!("{stdout}");
+    let (mut passed, mut failed, mut ignored) = (0, 0, 0);
+    for line in stdout.lines() {
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            passed += count(rest, " passed");
+            failed += count(rest, " failed");
+            ignored += count(rest, " ignored");
+        }
+    }
+    if !output.status.success() && failed == 0 {
+        failed = 1; // a build failure: count it, so the run fails
+    }
+    tally.passed += passed;
+    tally.failed += failed;
+    tally.skipped += ignored;
+    tally.lines.push(format!(
+        "{label}: {passed} passed, {failed} failed, {ignored} ignored"
+    ));
+    Ok(())
+}
+
+/// The number before `word` in `ok. 3 passed; 0 failed; ...`.
+fn count(text: &str, word: &str) -> usize {
+    text.split(';')
+        .find_map(|part| {
+            part.trim()
+                .trim_start_matches("ok. ")
+                .trim_start_matches("FAILED. ")
+                .strip_suffix(word.trim_start())
+                .map(str::trim)
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn summarize_slt(root: &Path, results: &[FileResult], tally: &mut Tally) -> Result<()> {
+    let expected = slt::load_expected_failures(root)?;
+    for origin in [Origin::Upstream, Origin::Ours] {
+        let of: Vec<_> = results.iter().filter(|r| r.origin == origin).collect();
+        if of.is_empty() {
+            continue;
+        }
+        let n = |f: &dyn Fn(&Status) -> bool| of.iter().filter(|r| f(&r.status)).count();
+        let passed = n(&|s| *s == Status::Passed);
+        let failed = n(&|s| matches!(s, Status::Failed | Status::PassedUnexpectedly));
+        let expected_failures = n(&|s| *s == Status::FailedAsExpected);
+        let skipped = n(&|s| matches!(s, Status::Skipped(_)));
+        let name = match origin {
+            Origin::Upstream => "upstream slt files",
+            Origin::Ours => "our slt files",
+        };
+        tally.lines.push(format!(
+            "{name}: {passed} passed, {failed} failed, {expected_failures} failed as on pristine \
+             upstream ({}), {skipped} skipped",
+            slt::EXPECTED_FAILURES
+        ));
+        tally.passed += passed;
+        tally.failed += failed;
+        tally.skipped += skipped + expected_failures;
+    }
+    for r in results {
+        match &r.status {
+            Status::Failed => tally.lines.push(format!(
+                "  FAILED {} (log: {})",
+                r.file,
+                r.log.display()
+            )),
+            Status::PassedUnexpectedly => tally.lines.push(format!(
+                "  PASSED, but listed in {}: {} (remove it from the list)",
+                slt::EXPECTED_FAILURES,
+                r.file
+            )),
+            Status::FailedAsExpected => tally.lines.push(format!(
+                "  failed as on pristine upstream: {} ({})",
+                r.file,
+                expected.get(&r.file).map_or("", String::as_str)
+            )),
+            Status::Skipped(why) => {
+                tally.lines.push(format!("  skipped {}: {why}", r.file))
+            }
+            Status::Passed => {}
+        }
+    }
+    let slowest = results.iter().max_by_key(|r| r.elapsed);
+    if let Some(r) = slowest {
+        tally.lines.push(format!(
+            "  slowest file: {} ({:.1}s)",
+            r.file,
+            r.elapsed.as_secs_f64()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_cargo_test_counts() {
+        let line = "ok. 12 passed; 1 failed; 3 ignored; 0 measured; 0 filtered out; finished in 0.01s";
+        assert_eq!(count(line, " passed"), 12);
+        assert_eq!(count(line, " failed"), 1);
+        assert_eq!(count(line, " ignored"), 3);
+        assert_eq!(count("FAILED. 2 passed; 4 failed", " failed"), 4);
+    }
+}
