@@ -7,6 +7,7 @@
 //! guards the boundary between upstream's files and ours. `test` and `cli`
 //! are the two commands a user runs.
 
+mod bench;
 mod config;
 mod fsutil;
 mod git;
@@ -40,6 +41,9 @@ commands:
                         sqllogictest suite; filters restrict the slt files
   cli [--release] [-- ARGS...]
                         sync, then build and run the patched datafusion-cli
+  bench NAME [CRITERION_ARGS...]
+                        sync, run benches/benches/NAME.rs (release build) and
+                        report each variant's median as a ratio to its baseline
 ";
 
 fn main() -> ExitCode {
@@ -101,6 +105,10 @@ fn run(args: &[String]) -> Result<ExitCode> {
             let release = parse_flags(flags, &["--release"])?.contains(&"--release");
             sync(&root, false)?;
             run_cli(&root, release, passthrough)
+        }
+        "bench" => {
+            sync(&root, false)?;
+            bench::run(&root, rest)
         }
         "help" | "--help" | "-h" => {
             print!("{USAGE}");

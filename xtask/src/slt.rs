@@ -275,9 +275,120 @@ pub fn load_expected_failures(root: &Path) -> Result<BTreeMap<String, String>> {
     Ok(map)
 }
 
+/// Environment variable of the runner that sets how many failures of a
+/// file it prints (10 by default).
+pub const ERRS_PER_FILE_LIMIT_ENV: &str = "SLT_ERRS_PER_FILE_LIMIT";
+
+/// A failed record, as a file's log shows it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct FailedRecord {
+    pub sql: String,
+    /// The `-`/`+` lines of its result diff.
+    pub changed: Vec<String>,
+}
+
+/// Why a file that passes normally fails with an option forced on, when the
+/// failure is the option's visible effect rather than a broken query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpectedDifference {
+    /// Only `EXPLAIN` output differs: the plan shows the option at work.
+    PlanText,
+    /// Only `SHOW` output differs, in lines that name the forced option.
+    OptionValue,
+}
+
+/// What a failing file's log says about its failed records: how many the
+/// runner counted, and those it printed.
+#[derive(Debug, PartialEq, Eq)]
+pub struct FailedRecords {
+    pub count: usize,
+    pub records: Vec<FailedRecord>,
+}
+
+impl FailedRecords {
+    pub fn from_log(log: &str) -> Self {
+        let count = log
+            .lines()
+            .find_map(|l| {
+                let (n, rest) = l.strip_prefix("External error: ")?.split_once(' ')?;
+                rest.starts_with("errors in file").then(|| n.parse().ok())?
+            })
+            .unwrap_or(0);
+        let mut records: Vec<FailedRecord> = Vec::new();
+        for line in log.lines() {
+            if let Some(sql) = line.strip_prefix("[SQL] ") {
+                records.push(FailedRecord {
+                    sql: sql.to_string(),
+                    changed: Vec::new(),
+                });
+            } else if (line.starts_with("-   ") || line.starts_with("+   "))
+                && let Some(record) = records.last_mut()
+            {
+                record.changed.push(line.to_string());
+            }
+        }
+        Self { count, records }
+    }
+
+    /// The kind of each failed record, if every one is an expected
+    /// difference for `option` and the log shows them all.
+    pub fn expected_differences(&self, option: &str) -> Option<Vec<ExpectedDifference>> {
+        if self.count == 0 || self.count != self.records.len() {
+            return None;
+        }
+        self.records
+            .iter()
+            .map(|record| {
+                let sql = record.sql.trim_start().to_ascii_lowercase();
+                if sql.starts_with("explain") {
+                    Some(ExpectedDifference::PlanText)
+                } else if sql.starts_with("show")
+                    && !record.changed.is_empty()
+                    && record.changed.iter().all(|line| line.contains(option))
+                {
+                    Some(ExpectedDifference::OptionValue)
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failed_records_tell_expected_differences_from_broken_queries() {
+        use ExpectedDifference::*;
+        let log = "External error: 3 errors in file /x/a.slt\n\n\
+                   1. query result mismatch:\n[SQL] EXPLAIN SELECT 1\n[Diff]\n-   a\n+   b\n\
+                   2. query result mismatch:\n[SQL]   explain select 2;\n\
+                   3. query result mismatch:\n[SQL] SHOW x.y\n-   x.y false\n+   x.y true\n";
+        let records = FailedRecords::from_log(log);
+        assert_eq!(records.count, 3);
+        assert_eq!(records.records[0].changed, ["-   a", "+   b"]);
+        assert_eq!(
+            records.expected_differences("x.y"),
+            Some(vec![PlanText, PlanText, OptionValue])
+        );
+        // A SHOW that differs elsewhere is not the option's effect.
+        assert_eq!(records.expected_differences("x.z"), None);
+
+        let log = log.replace("[SQL]   explain select 2;", "[SQL] SELECT 2");
+        assert_eq!(
+            FailedRecords::from_log(&log).expected_differences("x.y"),
+            None
+        );
+
+        // More failures than the runner printed: not provably expected.
+        let log = "External error: 12 errors in file /x/a.slt\n[SQL] EXPLAIN SELECT 1\n";
+        assert_eq!(
+            FailedRecords::from_log(log).expected_differences("x.y"),
+            None
+        );
+    }
 
     #[test]
     fn data_roots_are_found_by_their_relative_paths() {

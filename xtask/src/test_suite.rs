@@ -5,6 +5,10 @@
 //!    integration tests and examples), listed in [`CRATE_TESTS`].
 //! 3. Every sqllogictest file, upstream's and ours, with upstream's runner:
 //!    upstream's are the regression gate against pristine behaviour.
+//! 4. The same files again with each of [`FORCED_OPTIONS`] on: an option
+//!    that is off by default must not break a query that works without it.
+//!    A file that then fails only in `EXPLAIN` output is expected (the plan
+//!    shows the option at work); any other failure fails the run.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -20,7 +24,23 @@ use crate::upstream;
 
 /// `cargo test` invocations for our tests in the upstream crates. Each one
 /// names its crate and target so that only what it needs is built.
-const CRATE_TESTS: &[&[&str]] = &[];
+const CRATE_TESTS: &[&[&str]] = &[
+    // Readable column labels
+    &["-p", "datafusion-sql", "--lib", "column_labels"],
+    &["-p", "datafusion-expr", "--lib"],
+    &["-p", "datafusion", "--test", "pretty_column_names"],
+    &["-p", "datafusion", "--example", "pretty_column_names"],
+    // Benchmark workloads: every TPC-H and TPC-DS query plans; each benchmark
+    // runs once (criterion's test mode), checking its plan assertions.
+    &["-p", "fork-benches", "--lib"],
+    &["-p", "fork-benches", "--bench", "pretty_column_names"],
+];
+
+/// Options that are off by default, with which the slt files run a second
+/// time: `(option, value)`, set through the runner's `DATAFUSION_*`
+/// environment.
+const FORCED_OPTIONS: &[(&str, &str)] =
+    &[("datafusion.sql_parser.pretty_column_names", "true")];
 
 pub struct TestOptions {
     slt: bool,
@@ -80,16 +100,39 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
             list_files(&slt_pristine.join("test_files"))?
                 .into_iter()
                 .collect();
+        let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
         let results = SltRun {
             root,
             upstream_files: &upstream_files,
             filters: &options.filters,
-            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            jobs,
             env: Vec::new(),
             label: "slt",
         }
         .run()?;
         summarize_slt(root, &results, &mut tally)?;
+
+        for (option, value) in FORCED_OPTIONS {
+            let env_var = option.to_ascii_uppercase().replace('.', "_");
+            eprintln!("== slt files again with {option} = {value}");
+            let forced = SltRun {
+                root,
+                upstream_files: &upstream_files,
+                filters: &options.filters,
+                jobs,
+                env: vec![
+                    (env_var, value.to_string()),
+                    // Print every failure, so that each one can be judged.
+                    (
+                        slt::ERRS_PER_FILE_LIMIT_ENV.to_string(),
+                        "1000000".to_string(),
+                    ),
+                ],
+                label: &format!("slt-{option}"),
+            }
+            .run()?;
+            summarize_forced(option, value, &results, &forced, &mut tally)?;
+        }
     }
 
     println!();
@@ -214,6 +257,58 @@ fn summarize_slt(root: &Path, results: &[FileResult], tally: &mut Tally) -> Resu
             r.elapsed.as_secs_f64()
         ));
     }
+    Ok(())
+}
+
+/// Compares the run with `option` forced on against the normal run: a file
+/// that passed normally must pass, or differ only in `EXPLAIN` output and in
+/// `SHOW` output of the option itself.
+fn summarize_forced(
+    option: &str,
+    value: &str,
+    normal: &[FileResult],
+    forced: &[FileResult],
+    tally: &mut Tally,
+) -> Result<()> {
+    use slt::ExpectedDifference::{OptionValue, PlanText};
+    let mut passed = 0;
+    let (mut plan_files, mut plan_queries) = (0, 0);
+    let (mut show_files, mut show_queries) = (0, 0);
+    let mut real = Vec::new();
+    for (before, after) in normal.iter().zip(forced) {
+        debug_assert_eq!(before.file, after.file);
+        if before.status != Status::Passed {
+            continue;
+        }
+        if after.status == Status::Passed {
+            passed += 1;
+            continue;
+        }
+        let log = std::fs::read_to_string(&after.log).unwrap_or_default();
+        match slt::FailedRecords::from_log(&log).expected_differences(option) {
+            Some(kinds) => {
+                let plan = kinds.iter().filter(|k| **k == PlanText).count();
+                let show = kinds.iter().filter(|k| **k == OptionValue).count();
+                plan_files += usize::from(plan > 0);
+                plan_queries += plan;
+                show_files += usize::from(show > 0);
+                show_queries += show;
+            }
+            None => real.push(after),
+        }
+    }
+    tally.lines.push(format!(
+        "slt files with {option} = {value}: {passed} passed unchanged, {plan_files} \
+         differ in EXPLAIN output ({plan_queries} queries), {show_files} in SHOW output \
+         of the option ({show_queries} queries), {} failed",
+        real.len()
+    ));
+    for r in &real {
+        tally
+            .lines
+            .push(format!("  FAILED {} (log: {})", r.file, r.log.display()));
+    }
+    tally.failed += real.len();
     Ok(())
 }
 
