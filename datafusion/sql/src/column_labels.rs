@@ -1,0 +1,623 @@
+// Licensed to the Apache Software Foundation (ASF) under one
+// or more contributor license agreements.  See the NOTICE file
+// distributed with this work for additional information
+// regarding copyright ownership.  The ASF licenses this file
+// to you under the Apache License, Version 2.0 (the
+// "License"); you may not use this file except in compliance
+// with the License.  You may obtain a copy of the License at
+//
+//   http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing,
+// software distributed under the License is distributed on an
+// "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+// KIND, either express or implied.  See the License for the
+// specific language governing permissions and limitations
+// under the License.
+
+//! Readable labels for the output columns of a SQL query
+//! (`datafusion.sql_parser.pretty_column_names`).
+//!
+//! An unaliased `SELECT` item is named after [`Expr::schema_name`], which is
+//! also the key the planner uses to find the column again: it must be
+//! unambiguous, so it carries type wrappers and qualifiers
+//! (`t.a + Int64(1)`). Those make poor column headers, and shortening the key
+//! itself would make distinct expressions collide.
+//!
+//! Instead, once the whole query is planned, each output column is traced
+//! down the plan to the expression that produced it, which is rendered as SQL
+//! with [`Expr::human_display`]: literals plain, columns unqualified, windows
+//! as `name(args) OVER (...)` without default parts. A projection on top of
+//! the plan then aliases each column to its label. The keys inside the plan
+//! never change, so name resolution, `ORDER BY`/`HAVING` references, views and
+//! the DataFrame API behave exactly as they do without the option.
+//!
+//! The trace follows field indexes, not names (see [`label_for`]). A column
+//! keeps its current name when the trace cannot see its origin, when the
+//! outermost `SELECT` names it explicitly, or when its label would collide
+//! with another output name, so the option never makes a working query fail.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use datafusion_common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion_common::{Column, DFSchema, Dependency, Result, ScalarValue};
+use datafusion_expr::expr::{Alias, Sort, WindowFunction, WindowFunctionParams};
+use datafusion_expr::logical_plan::{
+    Aggregate, Distinct, Join, JoinConstraint, JoinType, Projection, Window,
+};
+use datafusion_expr::{Expr, LogicalPlan, WindowFrame, WindowFrameBound};
+use sqlparser::ast::{Query, SelectItem, SetExpr};
+
+use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
+
+impl<S: ContextProvider> SqlToRel<'_, S> {
+    /// Plans a top-level query statement, then labels its output columns when
+    /// `pretty_column_names` is set.
+    pub(crate) fn query_statement_to_plan(
+        &self,
+        query: Query,
+        planner_context: &mut PlannerContext,
+    ) -> Result<LogicalPlan> {
+        if !self.options.pretty_column_names {
+            return self.query_to_plan(query, planner_context);
+        }
+        let named = self.named_select_columns(&query);
+        let plan = self.query_to_plan(query, planner_context)?;
+        apply_column_labels(plan, &named)
+    }
+
+    /// The names of plain column references in the outermost `SELECT` list
+    /// (of the first branch, for a set operation): the user typed these
+    /// names, so they are kept.
+    fn named_select_columns(&self, query: &Query) -> HashSet<String> {
+        let mut body = query.body.as_ref();
+        loop {
+            match body {
+                SetExpr::Select(select) => {
+                    return select
+                        .projection
+                        .iter()
+                        .filter_map(|item| match item {
+                            SelectItem::UnnamedExpr(
+                                sqlparser::ast::Expr::Identifier(ident),
+                            ) => Some(self.ident_normalizer.normalize(ident.clone())),
+                            SelectItem::UnnamedExpr(
+                                sqlparser::ast::Expr::CompoundIdentifier(idents),
+                            ) => idents.last().map(|ident| {
+                                self.ident_normalizer.normalize(ident.clone())
+                            }),
+                            _ => None,
+                        })
+                        .collect();
+                }
+                SetExpr::SetOperation { left, .. } => body = left,
+                SetExpr::Query(query) => body = query.body.as_ref(),
+                _ => return HashSet::new(),
+            }
+        }
+    }
+}
+
+/// Adds a projection on top of `plan` that renames each output column to its
+/// readable label. Returns `plan` unchanged when no label differs from the
+/// current name.
+///
+/// `named` holds the names typed as plain column references in the outermost
+/// `SELECT`; such columns keep their names.
+pub(crate) fn apply_column_labels(
+    plan: LogicalPlan,
+    named: &HashSet<String>,
+) -> Result<LogicalPlan> {
+    let schema = Arc::clone(plan.schema());
+    let top_exprs = top_projection_exprs(&plan);
+    let mut labels: Vec<Option<String>> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, field)| {
+            let typed = top_exprs
+                .and_then(|exprs| exprs.get(i))
+                .is_some_and(|e| matches!(e, Expr::Column(c) if named.contains(&c.name)));
+            if typed {
+                return None;
+            }
+            label_for(&plan, i).filter(|label| label != field.name())
+        })
+        .collect();
+
+    // A label that equals another output name would make the projection's
+    // names ambiguous: that column keeps its current name. Reverting one
+    // column can expose another collision, so repeat until none is left.
+    loop {
+        let mut uses: HashMap<&str, usize> = HashMap::new();
+        for (label, field) in labels.iter().zip(schema.fields()) {
+            *uses
+                .entry(label.as_deref().unwrap_or(field.name()))
+                .or_default() += 1;
+        }
+        let colliding: Vec<usize> = labels
+            .iter()
+            .enumerate()
+            .filter(|(_, label)| label.as_deref().is_some_and(|l| uses[l] > 1))
+            .map(|(i, _)| i)
+            .collect();
+        if colliding.is_empty() {
+            break;
+        }
+        for i in colliding {
+            labels[i] = None;
+        }
+    }
+
+    if labels.iter().all(Option::is_none) {
+        return Ok(plan);
+    }
+    let exprs = schema
+        .iter()
+        .zip(labels)
+        .map(|((qualifier, field), label)| {
+            let column = Expr::Column(Column::from((qualifier, field)));
+            match label {
+                Some(label) => column.alias(label),
+                None => column,
+            }
+        })
+        .collect::<Vec<_>>();
+    Ok(LogicalPlan::Projection(Projection::try_new(
+        exprs,
+        Arc::new(plan),
+    )?))
+}
+
+/// The expressions of the projection that produces the query's output
+/// columns, seen through the nodes that pass columns through unchanged.
+fn top_projection_exprs(plan: &LogicalPlan) -> Option<&[Expr]> {
+    match plan {
+        LogicalPlan::Projection(Projection { expr, .. }) => Some(expr),
+        LogicalPlan::Sort(_)
+        | LogicalPlan::Limit(_)
+        | LogicalPlan::Filter(_)
+        | LogicalPlan::Distinct(Distinct::All(_))
+        | LogicalPlan::Union(_) => top_projection_exprs(plan.inputs().first()?),
+        _ => None,
+    }
+}
+
+/// The readable label of output column `index` of `plan`, or `None` when its
+/// origin cannot be traced.
+///
+/// The trace follows the column down the plan by field index:
+///
+/// | node | step |
+/// | --- | --- |
+/// | `Projection` | the expression at `index`: an alias stops the trace with its name, a column continues into the input, anything else is rendered with each column in it traced |
+/// | `Aggregate`, `Window` | render the grouping, aggregate or window expression at `index` |
+/// | `SubqueryAlias`, `Filter`, `Sort`, `Limit`, `Distinct::All` | the input, same index |
+/// | `Join` on qualified columns | the side that owns `index` |
+/// | `Union` | the first branch, which names SQL's output |
+/// | `TableScan` | the plain column name |
+/// | anything else (`USING` joins, `Distinct::On`, `Unnest`, `RecursiveQuery`, `Values`, ...) | `None` |
+///
+/// The trace never looks columns up by their label, so it does not depend on
+/// how each node qualifies its fields.
+pub fn label_for(plan: &LogicalPlan, index: usize) -> Option<String> {
+    trace(plan, index).map(|expr| expr.human_display().to_string())
+}
+
+/// The expression that produced column `index` of `plan`, rewritten so that
+/// its display is the column's label: every column in it is replaced by the
+/// traced expression of that column, and an alias or a rendered window
+/// function appears as an unqualified column named after the label.
+fn trace(plan: &LogicalPlan, index: usize) -> Option<Expr> {
+    match plan {
+        LogicalPlan::Projection(Projection { expr, input, .. }) => {
+            match expr.get(index)? {
+                Expr::Alias(Alias { name, .. }) => Some(labeled(name)),
+                Expr::Column(column) => {
+                    trace(input, input.schema().maybe_index_of_column(column)?)
+                }
+                other => resolve_columns(other, input),
+            }
+        }
+        LogicalPlan::Aggregate(aggregate) => trace_aggregate(aggregate, index),
+        LogicalPlan::Window(Window {
+            input, window_expr, ..
+        }) => {
+            let input_len = input.schema().fields().len();
+            if index < input_len {
+                return trace(input, index);
+            }
+            match window_expr.get(index - input_len)? {
+                Expr::Alias(Alias { name, .. }) => Some(labeled(name)),
+                expr => Some(labeled(&window_label(expr, input)?)),
+            }
+        }
+        LogicalPlan::SubqueryAlias(_)
+        | LogicalPlan::Filter(_)
+        | LogicalPlan::Sort(_)
+        | LogicalPlan::Limit(_)
+        | LogicalPlan::Distinct(Distinct::All(_)) => trace(plan.inputs()[0], index),
+        LogicalPlan::Join(join) => trace_join(join, index),
+        LogicalPlan::Union(union) => trace(union.inputs.first()?, index),
+        LogicalPlan::TableScan(_) => {
+            Some(labeled(plan.schema().fields().get(index)?.name()))
+        }
+        _ => None,
+    }
+}
+
+fn trace_aggregate(aggregate: &Aggregate, index: usize) -> Option<Expr> {
+    let group_exprs = match aggregate.group_expr.as_slice() {
+        [Expr::GroupingSet(set)] => set.distinct_expr(),
+        exprs => exprs.iter().collect(),
+    };
+    // For grouping sets, the internal grouping id follows the grouping
+    // columns: it has no label, and `group_expr_len` counts it.
+    let expr = match group_exprs.get(index) {
+        Some(expr) => *expr,
+        None => {
+            let aggr_index = index.checked_sub(aggregate.group_expr_len().ok()?)?;
+            aggregate.aggr_expr.get(aggr_index)?
+        }
+    };
+    match expr {
+        Expr::Alias(Alias { name, .. }) => Some(labeled(name)),
+        expr => resolve_columns(expr, &aggregate.input),
+    }
+}
+
+fn trace_join(join: &Join, index: usize) -> Option<Expr> {
+    if join.join_constraint == JoinConstraint::Using {
+        // `USING` and `NATURAL` merge the join columns: there is no single
+        // side to follow.
+        return None;
+    }
+    let left_len = join.left.schema().fields().len();
+    let right_len = join.right.schema().fields().len();
+    match join.join_type {
+        JoinType::Inner | JoinType::Left | JoinType::Right | JoinType::Full => {
+            if index < left_len {
+                trace(&join.left, index)
+            } else {
+                trace(&join.right, index - left_len)
+            }
+        }
+        JoinType::LeftSemi | JoinType::LeftAnti => trace(&join.left, index),
+        JoinType::RightSemi | JoinType::RightAnti => trace(&join.right, index),
+        // The mark column follows the preserved side's columns.
+        JoinType::LeftMark => (index < left_len).then(|| trace(&join.left, index))?,
+        JoinType::RightMark => (index < right_len).then(|| trace(&join.right, index))?,
+    }
+}
+
+/// A column named after `label`, which `human_display` shows as it is.
+fn labeled(label: &str) -> Expr {
+    Expr::Column(Column::new_unqualified(label))
+}
+
+/// Replaces every column in `expr`, a column of `input`, by its traced
+/// expression. `None` when any of them cannot be traced.
+fn resolve_columns(expr: &Expr, input: &LogicalPlan) -> Option<Expr> {
+    let schema = input.schema();
+    expr.clone()
+        .transform_up(|e| match e {
+            Expr::Column(column) => {
+                let index = schema.maybe_index_of_column(&column);
+                match index.and_then(|i| trace(input, i)) {
+                    Some(traced) => Ok(Transformed::yes(traced)),
+                    None => datafusion_common::plan_err!("untraceable column"),
+                }
+            }
+            other => Ok(Transformed::no(other)),
+        })
+        .data()
+        .ok()
+}
+
+/// Renders a window function as `name(args) OVER (PARTITION BY ... ORDER BY
+/// ... frame)`, leaving out each part that equals its default:
+///
+/// - the frame, when it is the one the planner picks for this `ORDER BY`
+///   (`WindowFrame::new`, with the planner's tie check);
+/// - constant `ORDER BY` keys, which the planner adds for a `RANGE` frame
+///   without `ORDER BY` and which do not change the result;
+/// - `ASC`, and `NULLS LAST`/`NULLS FIRST` after `ASC`/`DESC` respectively;
+/// - empty `PARTITION BY` and `ORDER BY` lists.
+fn window_label(expr: &Expr, input: &LogicalPlan) -> Option<String> {
+    let Expr::WindowFunction(window) = expr else {
+        return None;
+    };
+    let WindowFunction {
+        fun,
+        params:
+            WindowFunctionParams {
+                args,
+                partition_by,
+                order_by,
+                window_frame,
+                filter,
+                null_treatment,
+                distinct,
+            },
+    } = window.as_ref();
+
+    let default_frame = default_window_frame(order_by, input.schema());
+    let frame_is_default = window_frame.units == default_frame.units
+        && window_frame.start_bound == default_frame.start_bound
+        && window_frame.end_bound == default_frame.end_bound;
+
+    let args = render_list(args, input)?;
+    let mut label = format!(
+        "{}({}{args})",
+        fun.name(),
+        if *distinct { "DISTINCT " } else { "" }
+    );
+    if let Some(null_treatment) = null_treatment {
+        label.push_str(&format!(" {null_treatment}"));
+    }
+    if let Some(filter) = filter {
+        let filter = resolve_columns(filter, input)?;
+        label.push_str(&format!(" FILTER (WHERE {})", filter.human_display()));
+    }
+
+    let mut over = Vec::new();
+    if !partition_by.is_empty() {
+        over.push(format!(
+            "PARTITION BY {}",
+            render_list(partition_by, input)?
+        ));
+    }
+    let keys = order_by
+        .iter()
+        .filter(|sort| !matches!(sort.expr, Expr::Literal(..)))
+        .map(|sort| render_sort(sort, input))
+        .collect::<Option<Vec<_>>>()?;
+    if !keys.is_empty() {
+        over.push(format!("ORDER BY {}", keys.join(", ")));
+    }
+    if !frame_is_default {
+        over.push(render_frame(window_frame));
+    }
+    label.push_str(&format!(" OVER ({})", over.join(" ")));
+    Some(label)
+}
+
+/// The frame the SQL planner gives a window with this `ORDER BY` and no
+/// explicit frame (see `sql_fn_arg_to_logical_expr` in `expr/function.rs`):
+/// `ROWS` when the first key is a column that is unique in the input (no
+/// ties), `RANGE` otherwise, and the whole partition without `ORDER BY`.
+fn default_window_frame(order_by: &[Sort], schema: &DFSchema) -> WindowFrame {
+    let strict = order_by.first().map(|sort| match &sort.expr {
+        Expr::Column(column) => schema.maybe_index_of_column(column).is_some_and(|i| {
+            schema.functional_dependencies().iter().any(|dep| {
+                dep.source_indices == vec![i] && dep.mode == Dependency::Single
+            })
+        }),
+        _ => false,
+    });
+    WindowFrame::new(strict)
+}
+
+fn render_list(exprs: &[Expr], input: &LogicalPlan) -> Option<String> {
+    let rendered = exprs
+        .iter()
+        .map(|e| Some(resolve_columns(e, input)?.human_display().to_string()))
+        .collect::<Option<Vec<_>>>()?;
+    Some(rendered.join(", "))
+}
+
+fn render_sort(sort: &Sort, input: &LogicalPlan) -> Option<String> {
+    let sort = Sort {
+        expr: resolve_columns(&sort.expr, input)?,
+        ..sort.clone()
+    };
+    Some(sort.human_display().to_string())
+}
+
+fn render_frame(frame: &WindowFrame) -> String {
+    let bound = |bound: &WindowFrameBound| match bound {
+        WindowFrameBound::CurrentRow => "CURRENT ROW".to_string(),
+        WindowFrameBound::Preceding(n) if n.is_null() => {
+            "UNBOUNDED PRECEDING".to_string()
+        }
+        WindowFrameBound::Following(n) if n.is_null() => {
+            "UNBOUNDED FOLLOWING".to_string()
+        }
+        WindowFrameBound::Preceding(n) => format!("{} PRECEDING", plain(n)),
+        WindowFrameBound::Following(n) => format!("{} FOLLOWING", plain(n)),
+    };
+    format!(
+        "{} BETWEEN {} AND {}",
+        frame.units,
+        bound(&frame.start_bound),
+        bound(&frame.end_bound)
+    )
+}
+
+/// A frame offset as SQL writes it: `1`, not `UInt64(1)`.
+fn plain(value: &ScalarValue) -> String {
+    value.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow::datatypes::{DataType, Field, Schema};
+    use datafusion_expr::logical_plan::builder::{LogicalPlanBuilder, table_scan};
+    use datafusion_expr::{col, lit};
+    use datafusion_functions_aggregate::expr_fn::sum;
+
+    use super::*;
+
+    fn scan(name: &str, columns: &[&str]) -> LogicalPlanBuilder {
+        let schema = Schema::new(
+            columns
+                .iter()
+                .map(|c| Field::new(*c, DataType::Int64, true))
+                .collect::<Vec<_>>(),
+        );
+        table_scan(Some(name), &schema, None).unwrap()
+    }
+
+    /// A column of relation `qualifier` whose name may hold dots.
+    fn qcol(qualifier: &str, name: &str) -> Expr {
+        Expr::Column(Column::new(Some(qualifier), name))
+    }
+
+    fn labels(plan: &LogicalPlan) -> Vec<Option<String>> {
+        (0..plan.schema().fields().len())
+            .map(|i| label_for(plan, i))
+            .collect()
+    }
+
+    fn some(labels: &[&str]) -> Vec<Option<String>> {
+        labels.iter().map(|l| Some(l.to_string())).collect()
+    }
+
+    #[test]
+    fn projection_alias_stops_and_expressions_render() -> Result<()> {
+        let plan = scan("t", &["a", "b"])
+            .project(vec![
+                (col("t.a") + lit(1_i64)).alias("x"),
+                col("t.a") + lit(1_i64),
+                col("b"),
+            ])?
+            .build()?;
+        assert_eq!(labels(&plan), some(&["x", "a + 1", "b"]));
+        Ok(())
+    }
+
+    #[test]
+    fn pass_through_nodes_keep_the_index() -> Result<()> {
+        let plan = scan("t", &["a", "b"])
+            .project(vec![col("b") * lit(2_i64), col("a")])?
+            .alias("s")?
+            .filter(col("s.a").gt(lit(0_i64)))?
+            .sort(vec![col("s.a").sort(true, false)])?
+            .limit(0, Some(5))?
+            .distinct()?
+            .build()?;
+        assert_eq!(labels(&plan), some(&["b * 2", "a"]));
+        Ok(())
+    }
+
+    #[test]
+    fn columns_inside_expressions_are_traced_with_precedence() -> Result<()> {
+        // The inner column is `a + b`; multiplied outside, it needs parentheses.
+        let plan = scan("t", &["a", "b"])
+            .project(vec![col("t.a") + col("t.b")])?
+            .alias("s")?
+            .project(vec![qcol("s", "t.a + t.b") * lit(3_i64)])?
+            .build()?;
+        assert_eq!(labels(&plan), some(&["(a + b) * 3"]));
+        Ok(())
+    }
+
+    #[test]
+    fn aggregate_renders_group_and_aggregate_expressions() -> Result<()> {
+        let plan = scan("t", &["a", "b"])
+            .aggregate(vec![col("t.b") + lit(1_i64)], vec![sum(col("t.a"))])?
+            .build()?;
+        assert_eq!(labels(&plan), some(&["b + 1", "sum(a)"]));
+        Ok(())
+    }
+
+    #[test]
+    fn join_follows_the_side_that_owns_the_index() -> Result<()> {
+        let right = scan("u", &["c", "d"])
+            .project(vec![col("c"), col("d") - lit(1_i64)])?
+            .build()?;
+        let plan = scan("t", &["a", "b"])
+            .project(vec![col("a"), col("b") + lit(1_i64)])?
+            .join_on(
+                right.clone(),
+                JoinType::Inner,
+                vec![col("t.a").eq(col("u.c"))],
+            )?
+            .build()?;
+        assert_eq!(labels(&plan), some(&["a", "b + 1", "c", "d - 1"]));
+
+        let semi = scan("t", &["a", "b"])
+            .join_on(right, JoinType::RightSemi, vec![col("t.a").eq(col("u.c"))])?
+            .build()?;
+        assert_eq!(labels(&semi), some(&["c", "d - 1"]));
+        Ok(())
+    }
+
+    #[test]
+    fn using_join_values_and_unknown_nodes_are_not_traced() -> Result<()> {
+        let right = scan("u", &["a", "d"]).build()?;
+        let using = scan("t", &["a", "b"])
+            .join_using(right, JoinType::Inner, vec![Column::from_name("a")])?
+            .build()?;
+        assert!(labels(&using).iter().all(Option::is_none));
+
+        let values = LogicalPlanBuilder::values(vec![vec![lit(1_i64)]])?
+            .project(vec![col("column1") + lit(1_i64)])?
+            .build()?;
+        // The column inside the expression cannot be traced: no label at all.
+        assert_eq!(labels(&values), vec![None]);
+        Ok(())
+    }
+
+    #[test]
+    fn union_takes_names_from_the_first_branch() -> Result<()> {
+        let first = scan("t", &["a"]).project(vec![col("a") + lit(1_i64)])?;
+        let second = scan("u", &["c"])
+            .project(vec![col("c") * lit(2_i64)])?
+            .build()?;
+        let plan = first.union(second)?.build()?;
+        assert_eq!(labels(&plan), some(&["a + 1"]));
+        Ok(())
+    }
+
+    #[test]
+    fn labeling_adds_a_projection_only_when_a_name_changes() -> Result<()> {
+        let unchanged = scan("t", &["a", "b"]).build()?;
+        let labeled = apply_column_labels(unchanged.clone(), &HashSet::new())?;
+        assert_eq!(labeled, unchanged);
+
+        let plan = scan("t", &["a", "b"])
+            .project(vec![col("a"), col("t.b") + lit(1_i64)])?
+            .build()?;
+        let labeled = apply_column_labels(plan, &HashSet::new())?;
+        let LogicalPlan::Projection(projection) = &labeled else {
+            panic!("expected a labeling projection, got {labeled}");
+        };
+        assert_eq!(projection.expr[0], col("t.a"));
+        assert_eq!(projection.expr[1], col("t.b + Int64(1)").alias("b + 1"));
+        Ok(())
+    }
+
+    #[test]
+    fn named_and_colliding_columns_keep_their_names() -> Result<()> {
+        let inner = scan("t", &["a", "b"])
+            .project(vec![
+                col("t.a") + lit(1_i64),
+                col("t.b") + lit(1_i64),
+                col("t.b"),
+            ])?
+            .alias("s")?;
+        let plan = inner
+            .project(vec![
+                qcol("s", "t.a + Int64(1)"),
+                qcol("s", "t.b + Int64(1)"),
+                (col("s.b") + lit(1_i64)).alias("b + 1"),
+            ])?
+            .build()?;
+        // Column 0 is typed by name; column 1's label collides with the alias.
+        let named = HashSet::from(["t.a + Int64(1)".to_string()]);
+        let labeled = apply_column_labels(plan.clone(), &named)?;
+        assert_eq!(labeled, plan);
+
+        let labeled = apply_column_labels(plan, &HashSet::new())?;
+        let names: Vec<_> = labeled
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(names, ["a + 1", "t.b + Int64(1)", "b + 1"]);
+        Ok(())
+    }
+}
