@@ -30,6 +30,8 @@ const CRATE_TESTS: &[&[&str]] = &[
     &["-p", "datafusion-expr", "--lib"],
     &["-p", "datafusion", "--test", "pretty_column_names"],
     &["-p", "datafusion", "--example", "pretty_column_names"],
+    &["-p", "datafusion-cli", "--test", "pretty_column_names"],
+    &["-p", "datafusion-cli", "--test", "cli_integration"],
     // Benchmark workloads: every TPC-H and TPC-DS query plans; each benchmark
     // runs once (criterion's test mode), checking its plan assertions.
     &["-p", "fork-benches", "--lib"],
