@@ -41,7 +41,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use datafusion_common::tree_node::{Transformed, TransformedResult, TreeNode};
-use datafusion_common::{Column, DFSchema, Dependency, Result, ScalarValue};
+use datafusion_common::{Column, DFSchema, DFSchemaRef, Dependency, Result, ScalarValue};
 use datafusion_expr::expr::{Alias, Sort, WindowFunction, WindowFunctionParams};
 use datafusion_expr::logical_plan::{
     Aggregate, Distinct, Join, JoinConstraint, JoinType, Projection, Window,
@@ -153,21 +153,48 @@ pub(crate) fn apply_column_labels(
     if labels.iter().all(Option::is_none) {
         return Ok(plan);
     }
-    let exprs = schema
+    // The labeled schema is the plan's with fields renamed: building it
+    // directly spares the projection a lookup of every column by name.
+    let labeled_schema = labeled_schema(&schema, &labels)?;
+    let alias = |expr: Expr, label: Option<String>| match label {
+        Some(label) => expr.alias(label),
+        None => expr,
+    };
+    let projection = match plan {
+        // Label the query's own projection rather than stacking another.
+        LogicalPlan::Projection(Projection { expr, input, .. }) => {
+            let exprs = expr.into_iter().zip(labels).map(|(e, l)| alias(e, l));
+            Projection::try_new_with_schema(exprs.collect(), input, labeled_schema)?
+        }
+        plan => {
+            let exprs = schema
+                .iter()
+                .zip(labels)
+                .map(|(column, l)| alias(Expr::Column(Column::from(column)), l));
+            Projection::try_new_with_schema(
+                exprs.collect(),
+                Arc::new(plan),
+                labeled_schema,
+            )?
+        }
+    };
+    Ok(LogicalPlan::Projection(projection))
+}
+
+/// `schema` with each labeled field renamed to its label and unqualified, as
+/// an alias names it.
+fn labeled_schema(schema: &DFSchema, labels: &[Option<String>]) -> Result<DFSchemaRef> {
+    let fields = schema
         .iter()
         .zip(labels)
-        .map(|((qualifier, field), label)| {
-            let column = Expr::Column(Column::from((qualifier, field)));
-            match label {
-                Some(label) => column.alias(label),
-                None => column,
-            }
+        .map(|((qualifier, field), label)| match label {
+            Some(label) => (None, Arc::new(field.as_ref().clone().with_name(label))),
+            None => (qualifier.cloned(), Arc::clone(field)),
         })
-        .collect::<Vec<_>>();
-    Ok(LogicalPlan::Projection(Projection::try_new(
-        exprs,
-        Arc::new(plan),
-    )?))
+        .collect();
+    let labeled = DFSchema::new_with_metadata(fields, schema.metadata().clone())?
+        .with_functional_dependencies(schema.functional_dependencies().clone())?;
+    Ok(Arc::new(labeled))
 }
 
 /// The expressions of the projection that produces the query's output
@@ -202,7 +229,15 @@ fn top_projection_exprs(plan: &LogicalPlan) -> Option<&[Expr]> {
 /// The trace never looks columns up by their label, so it does not depend on
 /// how each node qualifies its fields.
 pub fn label_for(plan: &LogicalPlan, index: usize) -> Option<String> {
-    trace(plan, index).map(|expr| expr.human_display().to_string())
+    match trace(plan, index)? {
+        // A plain name, as most columns of a wide query are: no rendering.
+        Expr::Column(Column {
+            relation: None,
+            name,
+            ..
+        }) => Some(name),
+        expr => Some(expr.human_display().to_string()),
+    }
 }
 
 /// The expression that produced column `index` of `plan`, rewritten so that
@@ -215,7 +250,7 @@ fn trace(plan: &LogicalPlan, index: usize) -> Option<Expr> {
             match expr.get(index)? {
                 Expr::Alias(Alias { name, .. }) => Some(labeled(name)),
                 Expr::Column(column) => {
-                    trace(input, input.schema().maybe_index_of_column(column)?)
+                    trace(input, index_of_column(input.schema(), column, index)?)
                 }
                 other => resolve_columns(other, input),
             }
@@ -289,6 +324,24 @@ fn trace_join(join: &Join, index: usize) -> Option<Expr> {
         JoinType::LeftMark => (index < left_len).then(|| trace(&join.left, index))?,
         JoinType::RightMark => (index < right_len).then(|| trace(&join.right, index))?,
     }
+}
+
+/// The index of `column` in `schema`, trying `hint` first: a projection
+/// that passes its input through (`SELECT *`) keeps each column in place, and
+/// a lookup by name is a scan of the schema.
+fn index_of_column(schema: &DFSchema, column: &Column, hint: usize) -> Option<usize> {
+    if hint < schema.fields().len() {
+        let (qualifier, field) = schema.qualified_field(hint);
+        if field.name() == &column.name
+            && column
+                .relation
+                .as_ref()
+                .is_none_or(|r| qualifier == Some(r))
+        {
+            return Some(hint);
+        }
+    }
+    schema.maybe_index_of_column(column)
 }
 
 /// A column named after `label`, which `human_display` shows as it is.
@@ -581,11 +634,34 @@ mod tests {
             .project(vec![col("a"), col("t.b") + lit(1_i64)])?
             .build()?;
         let labeled = apply_column_labels(plan, &HashSet::new())?;
+        // The labels go into the query's own projection.
+        let LogicalPlan::Projection(projection) = &labeled else {
+            panic!("expected a labeled projection, got {labeled}");
+        };
+        assert_eq!(projection.expr[0], col("t.a"));
+        assert_eq!(projection.expr[1], (col("t.b") + lit(1_i64)).alias("b + 1"));
+        assert!(matches!(
+            projection.input.as_ref(),
+            LogicalPlan::TableScan(_)
+        ));
+        // The schema built by renaming is the one the expressions give.
+        let derived =
+            Projection::try_new(projection.expr.clone(), Arc::clone(&projection.input))?;
+        assert_eq!(projection.schema, derived.schema);
+
+        // Over another node, a projection of the columns is added on top.
+        let sorted = scan("t", &["a", "b"])
+            .project(vec![col("t.b") + lit(1_i64)])?
+            .sort(vec![col("t.b + Int64(1)").sort(true, false)])?
+            .build()?;
+        let labeled = apply_column_labels(sorted, &HashSet::new())?;
         let LogicalPlan::Projection(projection) = &labeled else {
             panic!("expected a labeling projection, got {labeled}");
         };
-        assert_eq!(projection.expr[0], col("t.a"));
-        assert_eq!(projection.expr[1], col("t.b + Int64(1)").alias("b + 1"));
+        assert_eq!(projection.expr[0], col("t.b + Int64(1)").alias("b + 1"));
+        let derived =
+            Projection::try_new(projection.expr.clone(), Arc::clone(&projection.input))?;
+        assert_eq!(projection.schema, derived.schema);
         Ok(())
     }
 
