@@ -18,7 +18,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use datafusion::arrow::array::{Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
-use datafusion::physical_plan::displayable;
+use datafusion::physical_plan::{ExecutionPlan, displayable};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use fork_benches::tpc;
 use tokio::runtime::Runtime;
@@ -51,15 +51,23 @@ fn logical_plan(ctx: &SessionContext, rt: &Runtime, sql: &str) {
     black_box(rt.block_on(ctx.sql(sql)).unwrap());
 }
 
-fn physical_plan(ctx: &SessionContext, rt: &Runtime, sql: &str) {
-    black_box(rt.block_on(async {
+fn create_physical_plan(
+    ctx: &SessionContext,
+    rt: &Runtime,
+    sql: &str,
+) -> Arc<dyn ExecutionPlan> {
+    rt.block_on(async {
         ctx.sql(sql)
             .await
             .unwrap()
             .create_physical_plan()
             .await
             .unwrap()
-    }));
+    })
+}
+
+fn physical_plan(ctx: &SessionContext, rt: &Runtime, sql: &str) {
+    black_box(create_physical_plan(ctx, rt, sql));
 }
 
 type Planner = fn(&SessionContext, &Runtime, &str);
@@ -189,14 +197,7 @@ fn topk_query(c: &mut Criterion) {
         ctx.register_table("t", Arc::new(table)).unwrap();
 
         // The labeling projection must not cost the query its TopK.
-        let plan = rt.block_on(async {
-            ctx.sql(sql)
-                .await
-                .unwrap()
-                .create_physical_plan()
-                .await
-                .unwrap()
-        });
+        let plan = create_physical_plan(&ctx, &rt, sql);
         let text = displayable(plan.as_ref()).indent(true).to_string();
         assert!(
             text.contains("TopK(fetch=10)"),

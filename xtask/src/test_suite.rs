@@ -175,6 +175,9 @@ fn cargo_test(root: &Path, label: &str, args: &[&str], tally: &mut Tally) -> Res
             passed += count(rest, " passed");
             failed += count(rest, " failed");
             ignored += count(rest, " ignored");
+        } else if line == "Success" {
+            // A criterion benchmark run once in test mode.
+            passed += 1;
         }
     }
     if !output.status.success() && failed == 0 {

@@ -27,10 +27,11 @@
 //! Instead, once the whole query is planned, each output column is traced
 //! down the plan to the expression that produced it, which is rendered as SQL
 //! with [`Expr::human_display`]: literals plain, columns unqualified, windows
-//! as `name(args) OVER (...)` without default parts. A projection on top of
-//! the plan then aliases each column to its label. The keys inside the plan
-//! never change, so name resolution, `ORDER BY`/`HAVING` references, views and
-//! the DataFrame API behave exactly as they do without the option.
+//! as `name(args) OVER (...)` without default parts. The topmost projection
+//! then aliases each column to its label (the query's own, when it is on top;
+//! otherwise one added above the plan). The keys inside the plan never change,
+//! so name resolution, `ORDER BY`/`HAVING` references, views and the DataFrame
+//! API behave exactly as they do without the option.
 //!
 //! The trace follows field indexes, not names (see [`label_for`]). A column
 //! keeps its current name when the trace cannot see its origin, when the
@@ -99,9 +100,10 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
     }
 }
 
-/// Adds a projection on top of `plan` that renames each output column to its
-/// readable label. Returns `plan` unchanged when no label differs from the
-/// current name.
+/// Renames each output column of `plan` to its readable label: by aliasing
+/// the expressions of the query's own projection when it is on top, and
+/// otherwise in a projection added on top. Returns `plan` unchanged when no
+/// label differs from the current name.
 ///
 /// `named` holds the names typed as plain column references in the outermost
 /// `SELECT`; such columns keep their names.
