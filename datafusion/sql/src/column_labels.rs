@@ -313,7 +313,12 @@ fn trace_join(join: &Join, index: usize) -> Option<Expr> {
     let left_len = join.left.schema().fields().len();
     let right_len = join.right.schema().fields().len();
     match join.join_type {
-        JoinType::Inner | JoinType::Left | JoinType::Right | JoinType::Full => {
+        JoinType::Inner
+        | JoinType::Left
+        | JoinType::Right
+        | JoinType::Full
+        | JoinType::LeftSingle
+        | JoinType::RightSingle => {
             if index < left_len {
                 trace(&join.left, index)
             } else {

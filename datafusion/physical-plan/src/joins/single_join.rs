@@ -1,0 +1,478 @@
+// Licensed to the Apache Software Foundation (ASF) under one
+// or more contributor license agreements.  See the NOTICE file
+// distributed with this work for additional information
+// regarding copyright ownership.  The ASF licenses this file
+// to you under the Apache License, Version 2.0 (the
+// "License"); you may not use this file except in compliance
+// with the License.  You may obtain a copy of the License at
+//
+//   http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing,
+// software distributed under the License is distributed on an
+// "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+// KIND, either express or implied.  See the License for the
+// specific language governing permissions and limitations
+// under the License.
+
+//! Duplicate detection for single joins ([`JoinType::LeftSingle`] and
+//! [`JoinType::RightSingle`]).
+//!
+//! A single join is an outer join whose preserved side may match at most one
+//! row: it decorrelates a scalar subquery, and a second match means the
+//! subquery returned more than one row. The operators that implement it
+//! ([`HashJoinExec`] and [`NestedLoopJoinExec`]) already keep a bitmap of the
+//! matched rows of the preserved side to emit its unmatched rows; that bitmap
+//! doubles as the detector, so the check is one bit test per matched row and
+//! covers matches spread over batches and partitions.
+//!
+//! [`HashJoinExec`]: super::HashJoinExec
+//! [`NestedLoopJoinExec`]: super::NestedLoopJoinExec
+
+use arrow::array::{BooleanBufferBuilder, UInt32Array, UInt64Array};
+use arrow::buffer::BooleanBuffer;
+use datafusion_common::{JoinType, Result, exec_err, not_impl_err};
+
+/// The error a single join raises on a second match, the same as
+/// `ScalarSubqueryExec` raises for an uncorrelated subquery.
+pub(crate) fn more_than_one_row<T>() -> Result<T> {
+    exec_err!("Scalar subquery returned more than one row")
+}
+
+/// Rejects single joins in an operator that does not implement them.
+pub(crate) fn reject_single_join(operator: &str, join_type: JoinType) -> Result<()> {
+    if is_single_join(join_type) {
+        return not_impl_err!(
+            "{operator} does not support {join_type} joins; \
+             use HashJoinExec or NestedLoopJoinExec"
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn is_single_join(join_type: JoinType) -> bool {
+    matches!(join_type, JoinType::LeftSingle | JoinType::RightSingle)
+}
+
+/// Marks the matched rows of the preserved build side in `visited`, failing
+/// if one was already marked: by an earlier batch, another partition, or an
+/// earlier position in `build_indices`.
+pub(crate) fn mark_build_rows_once(
+    visited: &mut BooleanBufferBuilder,
+    build_indices: &UInt64Array,
+) -> Result<()> {
+    for index in build_indices.iter().flatten() {
+        let index = index as usize;
+        if visited.get_bit(index) {
+            return more_than_one_row();
+        }
+        visited.set_bit(index, true);
+    }
+    Ok(())
+}
+
+/// Checks that each row of the preserved probe side matched at most once.
+///
+/// `probe_indices` are the matches of one chunk of a probe batch, in
+/// ascending order; `last_matched` is the last probe row matched by an earlier
+/// chunk of the same batch.
+pub(crate) fn check_probe_rows_once(
+    probe_indices: &UInt32Array,
+    last_matched: Option<usize>,
+) -> Result<()> {
+    let values = probe_indices.values();
+    if let (Some(first), Some(last)) = (values.first(), last_matched)
+        && *first as usize == last
+    {
+        return more_than_one_row();
+    }
+    if values.windows(2).any(|pair| pair[0] == pair[1]) {
+        return more_than_one_row();
+    }
+    Ok(())
+}
+
+/// Checks that no row set in `new_matches` is already set in `matched`.
+pub(crate) fn check_disjoint_matches(
+    matched: &BooleanBuffer,
+    new_matches: &BooleanBuffer,
+) -> Result<()> {
+    if (matched & new_matches).count_set_bits() > 0 {
+        return more_than_one_row();
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Array, Int32Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+    use arrow::util::pretty::pretty_format_batches;
+    use datafusion_common::{JoinSide, NullEquality};
+    use datafusion_execution::TaskContext;
+    use datafusion_execution::config::SessionConfig;
+    use datafusion_expr::Operator;
+    use datafusion_physical_expr::Partitioning;
+    use datafusion_physical_expr::expressions::{BinaryExpr, Column};
+
+    use super::*;
+    use crate::ExecutionPlan;
+    use crate::coalesce_partitions::CoalescePartitionsExec;
+    use crate::joins::utils::{ColumnIndex, JoinFilter};
+    use crate::joins::{HashJoinExec, NestedLoopJoinExec, PartitionMode};
+    use crate::repartition::RepartitionExec;
+    use crate::test::TestMemoryExec;
+
+    const PARTITIONS: usize = 3;
+
+    fn visited(len: usize) -> BooleanBufferBuilder {
+        let mut bitmap = BooleanBufferBuilder::new(len);
+        bitmap.append_n(len, false);
+        bitmap
+    }
+
+    #[test]
+    fn build_rows_matched_once_are_marked() -> Result<()> {
+        let mut bitmap = visited(4);
+        mark_build_rows_once(&mut bitmap, &UInt64Array::from(vec![0, 2]))?;
+        mark_build_rows_once(&mut bitmap, &UInt64Array::from(vec![3]))?;
+        assert_eq!(
+            (0..4).map(|i| bitmap.get_bit(i)).collect::<Vec<_>>(),
+            vec![true, false, true, true]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn build_row_matched_twice_fails() {
+        let mut bitmap = visited(4);
+        let err = mark_build_rows_once(&mut bitmap, &UInt64Array::from(vec![1, 1]))
+            .unwrap_err();
+        assert!(err.to_string().contains("more than one row"), "{err}");
+
+        let mut bitmap = visited(4);
+        mark_build_rows_once(&mut bitmap, &UInt64Array::from(vec![1])).unwrap();
+        assert!(mark_build_rows_once(&mut bitmap, &UInt64Array::from(vec![1])).is_err());
+    }
+
+    #[test]
+    fn probe_rows_matched_twice_fail() {
+        assert!(check_probe_rows_once(&UInt32Array::from(vec![0, 1, 3]), None).is_ok());
+        assert!(check_probe_rows_once(&UInt32Array::from(vec![0, 1, 1]), None).is_err());
+        // A probe row whose matches continue from the previous chunk
+        assert!(check_probe_rows_once(&UInt32Array::from(vec![2, 4]), Some(2)).is_err());
+        assert!(check_probe_rows_once(&UInt32Array::from(vec![3, 4]), Some(2)).is_ok());
+        assert!(
+            check_probe_rows_once(&UInt32Array::from(Vec::<u32>::new()), Some(2)).is_ok()
+        );
+    }
+
+    #[test]
+    fn overlapping_matches_fail() {
+        let matched = BooleanBuffer::from(vec![true, false, false]);
+        let disjoint = BooleanBuffer::from(vec![false, true, true]);
+        assert!(check_disjoint_matches(&matched, &disjoint).is_ok());
+        assert!(check_disjoint_matches(&matched, &matched).is_err());
+    }
+
+    #[test]
+    fn only_single_joins_are_rejected() {
+        assert!(reject_single_join("SortMergeJoinExec", JoinType::Left).is_ok());
+        let err = reject_single_join("SortMergeJoinExec", JoinType::RightSingle)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("SortMergeJoinExec does not support RightSingle"),
+            "{err}"
+        );
+    }
+
+    /// The operator running a single join in a test.
+    #[derive(Debug, Clone, Copy)]
+    enum JoinOperator {
+        Hash(PartitionMode),
+        NestedLoop,
+    }
+
+    /// A table `(<prefix>_key, <prefix>_row)` in batches of two rows, with
+    /// `<prefix>_row` numbering the rows.
+    fn table(prefix: &str, keys: &[Option<i32>]) -> Result<Arc<dyn ExecutionPlan>> {
+        let schema: SchemaRef = Arc::new(Schema::new(vec![
+            Field::new(format!("{prefix}_key"), DataType::Int32, true),
+            Field::new(format!("{prefix}_row"), DataType::Int32, false),
+        ]));
+        let batches = keys
+            .chunks(2)
+            .enumerate()
+            .map(|(chunk, keys)| {
+                let rows = (0..keys.len()).map(|i| (chunk * 2 + i) as i32);
+                RecordBatch::try_new(
+                    Arc::clone(&schema),
+                    vec![
+                        Arc::new(Int32Array::from(keys.to_vec())),
+                        Arc::new(Int32Array::from_iter_values(rows)),
+                    ],
+                )
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(TestMemoryExec::try_new_exec(&[batches], schema, None)?)
+    }
+
+    fn hash_partitioned(input: Arc<dyn ExecutionPlan>) -> Result<Arc<dyn ExecutionPlan>> {
+        let key = Arc::new(Column::new_with_schema(
+            input.schema().field(0).name(),
+            &input.schema(),
+        )?);
+        Ok(Arc::new(RepartitionExec::try_new(
+            input,
+            Partitioning::Hash(vec![key], PARTITIONS),
+        )?))
+    }
+
+    fn single_join(
+        operator: JoinOperator,
+        join_type: JoinType,
+        left: Arc<dyn ExecutionPlan>,
+        right: Arc<dyn ExecutionPlan>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let left_key = Arc::new(Column::new_with_schema("l_key", &left.schema())?);
+        let right_key = Arc::new(Column::new_with_schema("r_key", &right.schema())?);
+        Ok(match operator {
+            JoinOperator::Hash(mode) => {
+                let (left, right) = match mode {
+                    PartitionMode::Partitioned => {
+                        (hash_partitioned(left)?, hash_partitioned(right)?)
+                    }
+                    _ => (
+                        Arc::new(CoalescePartitionsExec::new(left)) as _,
+                        Arc::new(RepartitionExec::try_new(
+                            right,
+                            Partitioning::RoundRobinBatch(PARTITIONS),
+                        )?) as _,
+                    ),
+                };
+                Arc::new(HashJoinExec::try_new(
+                    left,
+                    right,
+                    vec![(left_key as _, right_key as _)],
+                    None,
+                    &join_type,
+                    None,
+                    mode,
+                    NullEquality::NullEqualsNothing,
+                    false,
+                )?)
+            }
+            JoinOperator::NestedLoop => {
+                let filter_schema = Arc::new(Schema::new(vec![
+                    Field::new("l_key", DataType::Int32, true),
+                    Field::new("r_key", DataType::Int32, true),
+                ]));
+                let filter = JoinFilter::new(
+                    Arc::new(BinaryExpr::new(
+                        Arc::new(Column::new("l_key", 0)),
+                        Operator::Eq,
+                        Arc::new(Column::new("r_key", 1)),
+                    )),
+                    vec![
+                        ColumnIndex {
+                            index: 0,
+                            side: JoinSide::Left,
+                        },
+                        ColumnIndex {
+                            index: 0,
+                            side: JoinSide::Right,
+                        },
+                    ],
+                    filter_schema,
+                );
+                let right = Arc::new(RepartitionExec::try_new(
+                    right,
+                    Partitioning::RoundRobinBatch(PARTITIONS),
+                )?);
+                Arc::new(NestedLoopJoinExec::try_new(
+                    Arc::new(CoalescePartitionsExec::new(left)),
+                    right,
+                    Some(filter),
+                    &join_type,
+                    None,
+                )?)
+            }
+        })
+    }
+
+    /// The single join computed naively: one line `l_row,r_row` per row of the
+    /// preserved side (empty where nothing matched), sorted, or `None` for the
+    /// error.
+    fn expected(
+        join_type: JoinType,
+        left: &[Option<i32>],
+        right: &[Option<i32>],
+    ) -> Option<Vec<String>> {
+        let (preserved, other) = match join_type {
+            JoinType::LeftSingle => (left, right),
+            _ => (right, left),
+        };
+        let mut lines = vec![];
+        for (row, key) in preserved.iter().enumerate() {
+            let matches: Vec<usize> = other
+                .iter()
+                .enumerate()
+                .filter(|(_, other_key)| key.is_some() && *other_key == key)
+                .map(|(other_row, _)| other_row)
+                .collect();
+            if matches.len() > 1 {
+                return None;
+            }
+            let matched = matches.first().map(|m| m.to_string()).unwrap_or_default();
+            lines.push(match join_type {
+                JoinType::LeftSingle => format!("{row},{matched}"),
+                _ => format!("{matched},{row}"),
+            });
+        }
+        lines.sort();
+        Some(lines)
+    }
+
+    fn actual(batches: &[RecordBatch]) -> Vec<String> {
+        let mut lines = vec![];
+        for batch in batches {
+            let rows = |name: &str| {
+                let column = batch.column(batch.schema().index_of(name).unwrap());
+                column
+                    .as_any()
+                    .downcast_ref::<Int32Array>()
+                    .unwrap()
+                    .iter()
+                    .map(|row| row.map(|row| row.to_string()).unwrap_or_default())
+                    .collect::<Vec<_>>()
+            };
+            for (l_row, r_row) in rows("l_row").into_iter().zip(rows("r_row")) {
+                lines.push(format!("{l_row},{r_row}"));
+            }
+        }
+        lines.sort();
+        lines
+    }
+
+    /// Runs every case through both directions, both hash join partition
+    /// modes and the nested loop join, at several batch sizes, and compares
+    /// with the naive result.
+    #[tokio::test]
+    async fn single_joins_match_naive_evaluation() -> Result<()> {
+        let cases: Vec<(&str, Vec<Option<i32>>, Vec<Option<i32>>)> = vec![
+            (
+                "unique keys, NULLs, unmatched rows",
+                vec![Some(1), Some(2), Some(3), None, Some(5)],
+                vec![Some(1), Some(3), Some(4), None, Some(6)],
+            ),
+            (
+                "duplicate on the right",
+                vec![Some(1), Some(2), Some(3)],
+                vec![Some(2), Some(7), Some(8), Some(2)],
+            ),
+            (
+                "duplicate on the left",
+                vec![Some(2), Some(7), Some(8), Some(2)],
+                vec![Some(1), Some(2), Some(3)],
+            ),
+            (
+                "duplicates nobody reaches",
+                vec![Some(1), Some(2)],
+                vec![Some(9), Some(1), Some(9), None, None],
+            ),
+            (
+                "all-NULL build keys",
+                vec![None, None, None],
+                vec![None, Some(1), Some(2)],
+            ),
+            ("empty left", vec![], vec![Some(1), Some(1)]),
+            ("empty right", vec![Some(1), Some(1)], vec![]),
+        ];
+        let operators = [
+            JoinOperator::Hash(PartitionMode::CollectLeft),
+            JoinOperator::Hash(PartitionMode::Partitioned),
+            JoinOperator::NestedLoop,
+        ];
+        let mut checked = 0;
+        for (case, left_keys, right_keys) in &cases {
+            for join_type in [JoinType::LeftSingle, JoinType::RightSingle] {
+                let want = expected(join_type, left_keys, right_keys);
+                for operator in operators {
+                    for batch_size in [1, 2, 3, 8192] {
+                        let join = single_join(
+                            operator,
+                            join_type,
+                            table("l", left_keys)?,
+                            table("r", right_keys)?,
+                        )?;
+                        let config = SessionConfig::new().with_batch_size(batch_size);
+                        let ctx =
+                            Arc::new(TaskContext::default().with_session_config(config));
+                        let got = crate::collect(join, ctx).await;
+                        let context = format!(
+                            "{case}: {join_type} with {operator:?}, batch_size {batch_size}"
+                        );
+                        match (&want, got) {
+                            (Some(want), Ok(batches)) => {
+                                assert_eq!(
+                                    &actual(&batches),
+                                    want,
+                                    "{context}\n{}",
+                                    pretty_format_batches(&batches)?
+                                );
+                            }
+                            (None, Err(err)) => assert!(
+                                err.to_string().contains(
+                                    "Scalar subquery returned more than one row"
+                                ),
+                                "{context}: {err}"
+                            ),
+                            (Some(_), Err(err)) => panic!("{context}: {err}"),
+                            (None, Ok(batches)) => panic!(
+                                "{context}: expected an error, got\n{}",
+                                pretty_format_batches(&batches)?
+                            ),
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, cases.len() * 2 * operators.len() * 4);
+        Ok(())
+    }
+
+    /// `JoinSelection` swaps the build side: the swapped join runs the other
+    /// direction and gives the same rows.
+    #[tokio::test]
+    async fn swapped_hash_join_keeps_single_semantics() -> Result<()> {
+        let left_keys = vec![Some(1), Some(2), Some(3), None];
+        let right_keys = vec![Some(2), Some(3), Some(3)];
+        for (right_keys, fails) in [(vec![Some(2), Some(3)], false), (right_keys, true)] {
+            let join = single_join(
+                JoinOperator::Hash(PartitionMode::Partitioned),
+                JoinType::LeftSingle,
+                table("l", &left_keys)?,
+                table("r", &right_keys)?,
+            )?;
+            let join = join.downcast_ref::<HashJoinExec>().unwrap();
+            let swapped = join.swap_inputs(PartitionMode::Partitioned)?;
+            assert!(format!("{swapped:?}").contains("RightSingle"));
+            let got = crate::collect(swapped, Arc::new(TaskContext::default())).await;
+            match (fails, got) {
+                (false, Ok(batches)) => assert_eq!(
+                    actual(&batches),
+                    expected(JoinType::LeftSingle, &left_keys, &right_keys).unwrap()
+                ),
+                (true, Err(err)) => {
+                    assert!(err.to_string().contains("more than one row"), "{err}")
+                }
+                (_, other) => panic!("unexpected result: {other:?}"),
+            }
+        }
+        Ok(())
+    }
+}
