@@ -32,10 +32,17 @@ const CRATE_TESTS: &[&[&str]] = &[
     &["-p", "datafusion", "--example", "pretty_column_names"],
     &["-p", "datafusion-cli", "--test", "pretty_column_names"],
     &["-p", "datafusion-cli", "--test", "cli_integration"],
+    // Single join
+    &["-p", "datafusion-optimizer", "--lib"],
+    &["-p", "datafusion-physical-plan", "--lib", "joins::"],
+    &["-p", "datafusion-proto-models", "--lib"],
+    &["-p", "datafusion", "--test", "single_join"],
+    &["-p", "datafusion", "--example", "single_join"],
     // Benchmark workloads: every TPC-H and TPC-DS query plans; each benchmark
     // runs once (criterion's test mode), checking its plan assertions.
     &["-p", "fork-benches", "--lib"],
     &["-p", "fork-benches", "--bench", "pretty_column_names"],
+    &["-p", "fork-benches", "--bench", "single_join"],
 ];
 
 /// Options that are off by default, with which the slt files run a second
