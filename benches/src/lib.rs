@@ -3,4 +3,5 @@
 //! `cargo xtask sync`), and contexts with their tables registered, empty, for
 //! planning.
 
+pub mod plans;
 pub mod tpc;
