@@ -9,7 +9,9 @@
 //! without a declared primary key on the looked-up table: with one, the
 //! planner proves the lookup unique and plans a plain left join.
 //!
-//! Under `cargo bench` the peak memory of each variant is printed first.
+//! Under `cargo bench` the row counts and each variant's peak memory are
+//! printed first: the most memory DataFusion's operators reserved at once,
+//! and the growth of the process's resident high-water mark.
 //!
 //! ```text
 //! cargo xtask bench single_join
@@ -17,12 +19,17 @@
 
 use std::hint::black_box;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::common::{Constraint, Constraints};
 use datafusion::datasource::MemTable;
 use datafusion::error::Result;
+use datafusion::execution::memory_pool::{
+    MemoryPool, MemoryReservation, UnboundedMemoryPool,
+};
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::physical_plan::displayable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
@@ -156,10 +163,71 @@ fn sample(batches: &[RecordBatch], rows: usize) -> Vec<RecordBatch> {
     sampled
 }
 
-fn context(tpch: &Tpch, keyed: bool) -> SessionContext {
+/// An unbounded memory pool that records the most memory the operators held
+/// at once (hash tables, aggregation state, buffered batches).
+#[derive(Debug, Default)]
+struct PeakMemoryPool {
+    pool: UnboundedMemoryPool,
+    peak: AtomicUsize,
+}
+
+impl PeakMemoryPool {
+    fn reset(&self) {
+        self.peak.store(self.pool.reserved(), Ordering::Relaxed);
+    }
+
+    fn peak_mb(&self) -> f64 {
+        self.peak.load(Ordering::Relaxed) as f64 / (1024.0 * 1024.0)
+    }
+
+    fn record(&self) {
+        self.peak.fetch_max(self.pool.reserved(), Ordering::Relaxed);
+    }
+}
+
+impl std::fmt::Display for PeakMemoryPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PeakMemoryPool(peak: {} bytes)",
+            self.peak.load(Ordering::Relaxed)
+        )
+    }
+}
+
+impl MemoryPool for PeakMemoryPool {
+    fn name(&self) -> &str {
+        "peak"
+    }
+
+    fn grow(&self, reservation: &MemoryReservation, additional: usize) {
+        self.pool.grow(reservation, additional);
+        self.record();
+    }
+
+    fn shrink(&self, reservation: &MemoryReservation, shrink: usize) {
+        self.pool.shrink(reservation, shrink);
+    }
+
+    fn try_grow(&self, reservation: &MemoryReservation, additional: usize) -> Result<()> {
+        self.pool.try_grow(reservation, additional)?;
+        self.record();
+        Ok(())
+    }
+
+    fn reserved(&self) -> usize {
+        self.pool.reserved()
+    }
+}
+
+fn context(tpch: &Tpch, keyed: bool, pool: Arc<PeakMemoryPool>) -> SessionContext {
     let config = SessionConfig::new();
     let partitions = config.target_partitions();
-    let ctx = SessionContext::new_with_config(config);
+    let runtime = RuntimeEnvBuilder::new()
+        .with_memory_pool(pool)
+        .build_arc()
+        .unwrap();
+    let ctx = SessionContext::new_with_config_rt(config, runtime);
     let register = |name: &str, batches: &[RecordBatch], keyed: bool| {
         ctx.register_table(name, table(batches, partitions, keyed))
             .unwrap();
@@ -208,14 +276,25 @@ fn kilobytes(field: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// Peak resident memory a query adds, in MB: the kernel's high-water mark is
-/// reset before the query (`/proc/self/clear_refs`).
-fn peak_memory_mb(rt: &Runtime, ctx: &SessionContext, sql: &str) -> Option<f64> {
-    std::fs::write("/proc/self/clear_refs", "5").ok()?;
+/// Runs `sql` once and returns the operators' peak tracked memory and the
+/// growth of the process's resident high-water mark (reset first through
+/// `/proc/self/clear_refs`), both in MB.
+fn peak_memory_mb(
+    rt: &Runtime,
+    ctx: &SessionContext,
+    pool: &PeakMemoryPool,
+    sql: &str,
+) -> (f64, f64) {
+    let reset_rss = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     let before = kilobytes("VmRSS:");
+    pool.reset();
     rt.block_on(run(ctx, sql)).unwrap();
-    let peak = kilobytes("VmHWM:");
-    Some(peak.saturating_sub(before) as f64 / 1024.0)
+    let rss = if reset_rss {
+        kilobytes("VmHWM:").saturating_sub(before) as f64 / 1024.0
+    } else {
+        f64::NAN
+    };
+    (pool.peak_mb(), rss)
 }
 
 fn benchmarks(c: &mut Criterion) {
@@ -223,10 +302,23 @@ fn benchmarks(c: &mut Criterion) {
     let scale = if bench_mode { 1.0 } else { 0.01 };
     let rt = Runtime::new().unwrap();
     let tpch = generate(scale);
+    let pool = Arc::new(PeakMemoryPool::default());
     let contexts = [
-        ("nokey", context(&tpch, false)),
-        ("key", context(&tpch, true)),
+        ("nokey", context(&tpch, false, Arc::clone(&pool))),
+        ("key", context(&tpch, true, Arc::clone(&pool))),
     ];
+    if bench_mode {
+        let rows = |batches: &[RecordBatch]| -> usize {
+            batches.iter().map(|b| b.num_rows()).sum()
+        };
+        println!(
+            "rows: customer {}, orders {}, part {}, lineitem {}",
+            rows(&tpch.customer),
+            rows(&tpch.orders),
+            rows(&tpch.part),
+            rows(&tpch.lineitem)
+        );
+    }
 
     // Both variants plan as intended and agree
     for (key, ctx) in &contexts {
@@ -246,12 +338,13 @@ fn benchmarks(c: &mut Criterion) {
         for (key, ctx) in &contexts {
             for shape in &SHAPES {
                 for (variant, aggregate) in VARIANTS {
-                    if let Some(mb) = peak_memory_mb(&rt, ctx, &sql(shape, aggregate)) {
-                        println!(
-                            "peak memory {}/{key} {variant}: {mb:.0} MB",
-                            shape.name
-                        );
-                    }
+                    let sql = sql(shape, aggregate);
+                    let (tracked, rss) = peak_memory_mb(&rt, ctx, &pool, &sql);
+                    println!(
+                        "peak memory {}/{key} {variant}: tracked {tracked:.1} MB, \
+                         resident growth {rss:.0} MB",
+                        shape.name
+                    );
                 }
             }
         }
