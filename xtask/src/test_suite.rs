@@ -36,6 +36,7 @@ const CRATE_TESTS: &[&[&str]] = &[
     &["-p", "datafusion-optimizer", "--lib"],
     &["-p", "datafusion-physical-plan", "--lib", "joins::"],
     &["-p", "datafusion-proto-models", "--lib"],
+    &["-p", "datafusion-substrait", "--lib", "producer::rel::join"],
     &["-p", "datafusion", "--test", "single_join"],
     &["-p", "datafusion", "--example", "single_join"],
     // Benchmark workloads: every TPC-H and TPC-DS query plans; each benchmark
