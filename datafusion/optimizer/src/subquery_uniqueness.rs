@@ -185,33 +185,41 @@ fn join_unique_keys(join: &Join) -> Vec<UniqueKey> {
             }
         }
     }
-    let unique_on = |plan: &LogicalPlan, keys: Vec<&Expr>| {
+    // Each side's keys, computed once: nested joins would otherwise repeat
+    // the walk of every input below them
+    let (left_keys, right_keys) = (unique_keys(&join.left), unique_keys(&join.right));
+    let unique_on = |plan: &LogicalPlan, keys: &[UniqueKey], on: Vec<&Expr>| {
         let schema = plan.schema();
-        let on: UniqueKey = keys
+        let on: UniqueKey = on
             .into_iter()
             .filter_map(|expr| schema.maybe_index_of_column(column_of(expr)?))
             .collect();
-        unique_keys(plan).iter().any(|key| key.is_subset(&on))
+        keys.iter().any(|key| key.is_subset(&on))
     };
     let keeps_left = matches!(
         join.join_type,
         JoinType::Inner | JoinType::Left | JoinType::LeftSingle
-    ) && unique_on(&join.right, on.iter().map(|(_, r)| *r).collect());
-    let keeps_right = matches!(
-        join.join_type,
-        JoinType::Inner | JoinType::Right | JoinType::RightSingle
-    ) && unique_on(&join.left, on.iter().map(|(l, _)| *l).collect());
+    ) && unique_on(
+        &join.right,
+        &right_keys,
+        on.iter().map(|(_, r)| *r).collect(),
+    );
+    let keeps_right =
+        matches!(
+            join.join_type,
+            JoinType::Inner | JoinType::Right | JoinType::RightSingle
+        ) && unique_on(&join.left, &left_keys, on.iter().map(|(l, _)| *l).collect());
 
     let mut keys = vec![];
-    if keeps_left {
-        keys.extend(unique_keys(&join.left));
-    }
     if keeps_right {
         keys.extend(
-            unique_keys(&join.right)
+            right_keys
                 .into_iter()
                 .map(|key| key.into_iter().map(|index| index + left_len).collect()),
         );
+    }
+    if keeps_left {
+        keys.extend(left_keys);
     }
     keys
 }
