@@ -26,12 +26,29 @@
 //! doubles as the detector, so the check is one bit test per matched row and
 //! covers matches spread over batches and partitions.
 //!
+//! A row of the preserved side may leave the join only once every row that
+//! could match it has been seen: otherwise a `LIMIT` above the join stops
+//! reading before the second match, and the query returns a row it should
+//! have failed on. So the operators hold back their matched rows:
+//!
+//! - when the preserved side is the build side ([`JoinType::LeftSingle`]), a
+//!   build row can be matched by any probe row of any partition, so its match
+//!   waits in [`DeferredMatches`] until the last probe partition finishes and
+//!   emits it with the unmatched rows;
+//! - when the preserved side is the probe side ([`JoinType::RightSingle`]), a
+//!   probe row meets every build row while its own probe batch is processed,
+//!   so the output of that batch waits in [`HeldProbeRows`] until the whole
+//!   batch is done, even when its matches span several `batch_size` chunks.
+//!
 //! [`HashJoinExec`]: super::HashJoinExec
 //! [`NestedLoopJoinExec`]: super::NestedLoopJoinExec
 
-use arrow::array::{BooleanBufferBuilder, UInt32Array, UInt64Array};
+use arrow::array::{BooleanBufferBuilder, RecordBatch, UInt32Array, UInt64Array};
 use arrow::buffer::BooleanBuffer;
 use datafusion_common::{JoinType, Result, exec_err, not_impl_err};
+use parking_lot::Mutex;
+
+use crate::coalesce::{LimitedBatchCoalescer, PushBatchStatus};
 
 /// The error a single join raises on a second match, the same as
 /// `ScalarSubqueryExec` raises for an uncorrelated subquery.
@@ -103,6 +120,90 @@ pub(crate) fn check_disjoint_matches(
     Ok(())
 }
 
+/// The matched rows of a [`JoinType::LeftSingle`] join, shared by all probe
+/// partitions of one build side and emitted by the partition that finishes
+/// probing last.
+///
+/// There is at most one matched row per build row (a second one is an
+/// error), so these batches are never larger than the build side.
+#[derive(Debug, Default)]
+pub(crate) struct DeferredMatches {
+    batches: Mutex<Vec<RecordBatch>>,
+}
+
+impl DeferredMatches {
+    /// Holds back `batch` of matched rows.
+    pub(crate) fn defer(&self, batch: RecordBatch) {
+        if batch.num_rows() > 0 {
+            self.batches.lock().push(batch);
+        }
+    }
+
+    /// Takes every matched row held so far. Called once, when no probe
+    /// partition can add a match any more.
+    pub(crate) fn take(&self) -> Vec<RecordBatch> {
+        std::mem::take(&mut *self.batches.lock())
+    }
+
+    /// Moves every matched row into `output`, stopping when its limit is
+    /// reached.
+    pub(crate) fn emit(
+        &self,
+        output: &mut LimitedBatchCoalescer,
+    ) -> Result<PushBatchStatus> {
+        push_all(self.take(), output)
+    }
+}
+
+/// The output of a [`JoinType::RightSingle`] join for the probe batch being
+/// processed, released once the whole batch has been matched.
+#[derive(Debug, Default)]
+pub(crate) struct HeldProbeRows {
+    batches: Vec<RecordBatch>,
+}
+
+impl HeldProbeRows {
+    /// Holds back `batch`, output for the current probe batch.
+    pub(crate) fn hold(&mut self, batch: RecordBatch) {
+        if batch.num_rows() > 0 {
+            self.batches.push(batch);
+        }
+    }
+
+    /// Takes the output held for the probe batch, which is now complete.
+    pub(crate) fn release(&mut self) -> Vec<RecordBatch> {
+        std::mem::take(&mut self.batches)
+    }
+
+    /// Holds back `batch`, and moves everything held into `output` once
+    /// `probe_batch_done`.
+    pub(crate) fn push(
+        &mut self,
+        batch: RecordBatch,
+        probe_batch_done: bool,
+        output: &mut LimitedBatchCoalescer,
+    ) -> Result<PushBatchStatus> {
+        self.hold(batch);
+        if probe_batch_done {
+            push_all(self.release(), output)
+        } else {
+            Ok(PushBatchStatus::Continue)
+        }
+    }
+}
+
+fn push_all(
+    batches: Vec<RecordBatch>,
+    output: &mut LimitedBatchCoalescer,
+) -> Result<PushBatchStatus> {
+    for batch in batches {
+        if output.push_batch(batch)? == PushBatchStatus::LimitReached {
+            return Ok(PushBatchStatus::LimitReached);
+        }
+    }
+    Ok(PushBatchStatus::Continue)
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -122,6 +223,7 @@ mod tests {
     use crate::coalesce_partitions::CoalescePartitionsExec;
     use crate::joins::utils::{ColumnIndex, JoinFilter};
     use crate::joins::{HashJoinExec, NestedLoopJoinExec, PartitionMode};
+    use crate::limit::GlobalLimitExec;
     use crate::repartition::RepartitionExec;
     use crate::test::TestMemoryExec;
 
@@ -311,29 +413,44 @@ mod tests {
         left: &[Option<i32>],
         right: &[Option<i32>],
     ) -> Option<Vec<String>> {
+        let mut lines = expected_rows(join_type, left, right)
+            .into_iter()
+            .collect::<Option<Vec<_>>>()?;
+        lines.sort();
+        Some(lines)
+    }
+
+    /// The line of each preserved row, or `None` for a row that meets a
+    /// second match.
+    fn expected_rows(
+        join_type: JoinType,
+        left: &[Option<i32>],
+        right: &[Option<i32>],
+    ) -> Vec<Option<String>> {
         let (preserved, other) = match join_type {
             JoinType::LeftSingle => (left, right),
             _ => (right, left),
         };
-        let mut lines = vec![];
-        for (row, key) in preserved.iter().enumerate() {
-            let matches: Vec<usize> = other
-                .iter()
-                .enumerate()
-                .filter(|(_, other_key)| key.is_some() && *other_key == key)
-                .map(|(other_row, _)| other_row)
-                .collect();
-            if matches.len() > 1 {
-                return None;
-            }
-            let matched = matches.first().map(|m| m.to_string()).unwrap_or_default();
-            lines.push(match join_type {
-                JoinType::LeftSingle => format!("{row},{matched}"),
-                _ => format!("{matched},{row}"),
-            });
-        }
-        lines.sort();
-        Some(lines)
+        preserved
+            .iter()
+            .enumerate()
+            .map(|(row, key)| {
+                let matches: Vec<usize> = other
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, other_key)| key.is_some() && *other_key == key)
+                    .map(|(other_row, _)| other_row)
+                    .collect();
+                if matches.len() > 1 {
+                    return None;
+                }
+                let matched = matches.first().map(|m| m.to_string()).unwrap_or_default();
+                Some(match join_type {
+                    JoinType::LeftSingle => format!("{row},{matched}"),
+                    _ => format!("{matched},{row}"),
+                })
+            })
+            .collect()
     }
 
     fn actual(batches: &[RecordBatch]) -> Vec<String> {
@@ -357,9 +474,19 @@ mod tests {
         lines
     }
 
+    async fn collect_in_batches(
+        plan: Arc<dyn ExecutionPlan>,
+        batch_size: usize,
+    ) -> Result<Vec<RecordBatch>> {
+        let config = SessionConfig::new().with_batch_size(batch_size);
+        let ctx = Arc::new(TaskContext::default().with_session_config(config));
+        crate::collect(plan, ctx).await
+    }
+
     /// Runs every case through both directions, both hash join partition
     /// modes and the nested loop join, at several batch sizes, and compares
-    /// with the naive result.
+    /// with the naive result; then again under `LIMIT 1`, where a case with a
+    /// second match must still fail.
     #[tokio::test]
     async fn single_joins_match_naive_evaluation() -> Result<()> {
         let cases: Vec<(&str, Vec<Option<i32>>, Vec<Option<i32>>)> = vec![
@@ -402,16 +529,15 @@ mod tests {
                 let want = expected(join_type, left_keys, right_keys);
                 for operator in operators {
                     for batch_size in [1, 2, 3, 8192] {
-                        let join = single_join(
-                            operator,
-                            join_type,
-                            table("l", left_keys)?,
-                            table("r", right_keys)?,
-                        )?;
-                        let config = SessionConfig::new().with_batch_size(batch_size);
-                        let ctx =
-                            Arc::new(TaskContext::default().with_session_config(config));
-                        let got = crate::collect(join, ctx).await;
+                        let join = || {
+                            single_join(
+                                operator,
+                                join_type,
+                                table("l", left_keys)?,
+                                table("r", right_keys)?,
+                            )
+                        };
+                        let got = collect_in_batches(join()?, batch_size).await;
                         let context = format!(
                             "{case}: {join_type} with {operator:?}, batch_size {batch_size}"
                         );
@@ -437,6 +563,48 @@ mod tests {
                             ),
                         }
                         checked += 1;
+
+                        // A limit above the join stops reading early, but
+                        // never emits a preserved row before its second match:
+                        // the row it returns is right, and it fails only if a
+                        // row has a second match
+                        let rows = expected_rows(join_type, left_keys, right_keys);
+                        let join = join()?;
+                        let join = join.with_fetch(Some(1)).unwrap_or(join);
+                        let limited = Arc::new(GlobalLimitExec::new(
+                            Arc::new(CoalescePartitionsExec::new(join)),
+                            0,
+                            Some(1),
+                        ));
+                        match collect_in_batches(limited, batch_size).await {
+                            Ok(batches) => {
+                                let got = actual(&batches);
+                                let correct: Vec<&String> =
+                                    rows.iter().flatten().collect();
+                                assert_eq!(
+                                    got.len(),
+                                    rows.len().min(1),
+                                    "{context} with LIMIT 1"
+                                );
+                                assert!(
+                                    got.iter().all(|line| correct.contains(&line)),
+                                    "{context} with LIMIT 1: {got:?} is not among \
+                                     {correct:?}"
+                                );
+                            }
+                            Err(err) => {
+                                assert!(
+                                    rows.iter().any(Option::is_none),
+                                    "{context} with LIMIT 1: {err}"
+                                );
+                                assert!(
+                                    err.to_string().contains(
+                                        "Scalar subquery returned more than one row"
+                                    ),
+                                    "{context} with LIMIT 1: {err}"
+                                );
+                            }
+                        }
                     }
                 }
             }
