@@ -33,7 +33,7 @@
 
 use std::collections::BTreeSet;
 
-use datafusion_common::{Column, DFSchema, Dependency};
+use datafusion_common::{Column, DFSchema, Dependency, NullEquality};
 use datafusion_expr::logical_plan::{Join, JoinType, LogicalPlan};
 use datafusion_expr::utils::split_conjunction;
 use datafusion_expr::{BinaryExpr, Expr, Operator};
@@ -188,13 +188,20 @@ fn join_unique_keys(join: &Join) -> Vec<UniqueKey> {
     // Each side's keys, computed once: nested joins would otherwise repeat
     // the walk of every input below them
     let (left_keys, right_keys) = (unique_keys(&join.left), unique_keys(&join.right));
+    // Where NULL keys match each other, a key holding several NULLs (a
+    // nullable `UNIQUE`) does not make a side unique on its join keys
+    let nulls_match = join.null_equality == NullEquality::NullEqualsNull;
     let unique_on = |plan: &LogicalPlan, keys: &[UniqueKey], on: Vec<&Expr>| {
         let schema = plan.schema();
         let on: UniqueKey = on
             .into_iter()
             .filter_map(|expr| schema.maybe_index_of_column(column_of(expr)?))
             .collect();
-        keys.iter().any(|key| key.is_subset(&on))
+        keys.iter().any(|key| {
+            key.is_subset(&on)
+                && (!nulls_match
+                    || key.iter().all(|&index| !schema.field(index).is_nullable()))
+        })
     };
     let keeps_left = matches!(
         join.join_type,
@@ -358,6 +365,60 @@ mod tests {
             .build()?;
         let filter = col("sq.c_custkey").eq(outer_key());
         assert_eq!(join_type(subquery, filter)?, JoinType::Left);
+        Ok(())
+    }
+
+    /// `nation(n_nationkey, n_name)` with `n_nationkey` a nullable `UNIQUE`.
+    fn nation_with_nullable_unique_key() -> Result<LogicalPlan> {
+        let schema = Schema::new(vec![
+            Field::new("n_nationkey", DataType::Int64, true),
+            Field::new("n_name", DataType::Utf8, true),
+        ]);
+        let constraints = Constraints::new_unverified(vec![Constraint::Unique(vec![0])]);
+        let source = table_source_with_constraints(&schema, constraints);
+        LogicalPlanBuilder::scan("nation", source, None)?.build()
+    }
+
+    #[test]
+    fn nullable_unique_side_is_not_unique_where_nulls_match() -> Result<()> {
+        let join = |null_equality| -> Result<LogicalPlan> {
+            customer(true)?
+                .join_detailed(
+                    nation_with_nullable_unique_key()?,
+                    JoinType::Inner,
+                    (vec!["c_nationkey"], vec!["n_nationkey"]),
+                    None,
+                    null_equality,
+                )?
+                .build()
+        };
+        let filter = col("sq.c_custkey").eq(outer_key());
+        assert_eq!(
+            join_type(join(NullEquality::NullEqualsNothing)?, filter.clone())?,
+            JoinType::Left
+        );
+        // Several NULL nation keys all match a customer's NULL nation key
+        assert_eq!(
+            join_type(join(NullEquality::NullEqualsNull)?, filter)?,
+            JoinType::LeftSingle
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn unnest_repeats_the_key() -> Result<()> {
+        let schema = Schema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new_list("arr", Field::new_list_field(DataType::Int64, true), true),
+        ]);
+        let constraints =
+            Constraints::new_unverified(vec![Constraint::PrimaryKey(vec![0])]);
+        let source = table_source_with_constraints(&schema, constraints);
+        let unnested = LogicalPlanBuilder::scan("s", source, None)?
+            .unnest_column("arr")?
+            .build()?;
+        let filter = col("sq.k").eq(outer_key());
+        assert_eq!(join_type(unnested, filter)?, JoinType::LeftSingle);
         Ok(())
     }
 
