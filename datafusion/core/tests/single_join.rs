@@ -26,8 +26,13 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, Int32Array, RecordBatch};
+use datafusion::arrow::array::{
+    Array, Int32Array, Int32Builder, Int64Array, ListBuilder, RecordBatch,
+};
+use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::util::display::array_value_to_string;
+use datafusion::common::{Constraint, Constraints};
 use datafusion::datasource::MemTable;
 use datafusion::error::Result;
 use datafusion::prelude::*;
@@ -87,28 +92,39 @@ struct Table {
 /// A random column of `rows` keys: NULLs, duplicates and skew come from the
 /// domain size and the NULL and skew rates.
 fn random_table(rng: &mut StdRng, max_rows: usize) -> Table {
-    let rows = if rng.random_bool(0.1) {
-        0
-    } else {
-        rng.random_range(1..=max_rows)
-    };
-    let domain = rng.random_range(1..=12);
-    let null_rate = [0.0, 0.1, 0.5][rng.random_range(0..3)];
-    let skew = rng.random_bool(0.3);
-    let key = |rng: &mut StdRng| {
-        if rng.random_bool(null_rate) {
-            None
-        } else if skew && rng.random_bool(0.6) {
-            Some(0)
-        } else {
-            Some(rng.random_range(0..domain))
-        }
-    };
-    let keys = (0..rows).map(|_| key(rng)).collect();
+    let rows = random_row_count(rng, max_rows);
+    let keys = random_keys(rng, rows);
     let values = (0..rows)
         .map(|_| (!rng.random_bool(0.1)).then(|| rng.random_range(-20..20)))
         .collect();
     Table { keys, values }
+}
+
+/// Zero rows one time in ten, else up to `max_rows`.
+fn random_row_count(rng: &mut StdRng, max_rows: usize) -> usize {
+    if rng.random_bool(0.1) {
+        0
+    } else {
+        rng.random_range(1..=max_rows)
+    }
+}
+
+/// `rows` keys from a small domain, with random NULL rate and skew.
+fn random_keys(rng: &mut StdRng, rows: usize) -> Vec<Option<i32>> {
+    let domain = rng.random_range(1..=12);
+    let null_rate = [0.0, 0.1, 0.5][rng.random_range(0..3)];
+    let skew = rng.random_bool(0.3);
+    (0..rows)
+        .map(|_| {
+            if rng.random_bool(null_rate) {
+                None
+            } else if skew && rng.random_bool(0.6) {
+                Some(0)
+            } else {
+                Some(rng.random_range(0..domain))
+            }
+        })
+        .collect()
 }
 
 /// Registers `(<prefix>_k, <prefix>_v[, o_id])` split into random partitions
@@ -273,6 +289,419 @@ async fn random_lookups_match_naive_evaluation() -> Result<()> {
         errors > queries / 10 && errors < queries * 9 / 10,
         "{errors}"
     );
+    Ok(())
+}
+
+/// A random table for [`random_shapes_match_substitution`]: named columns of
+/// random integers (with NULLs, duplicates and skew unless `unique` names a
+/// column that must hold distinct non-NULL values), optionally an `INT[]`
+/// column, and a declared primary key on the unique column.
+struct RandomTable {
+    name: &'static str,
+    columns: Vec<(&'static str, Vec<Option<i32>>)>,
+    arrays: Option<(&'static str, Vec<Vec<i32>>)>,
+    primary_key: Option<usize>,
+    not_null: Vec<usize>,
+}
+
+impl RandomTable {
+    /// `rows` rows of random keys in each of `columns`.
+    fn new(
+        rng: &mut StdRng,
+        name: &'static str,
+        columns: &[&'static str],
+        rows: usize,
+    ) -> Self {
+        Self {
+            name,
+            columns: columns
+                .iter()
+                .map(|column| (*column, random_keys(rng, rows)))
+                .collect(),
+            arrays: None,
+            primary_key: None,
+            not_null: vec![],
+        }
+    }
+
+    /// Makes column `index` a declared key holding distinct values (at most
+    /// 12 rows).
+    fn keyed(mut self, rng: &mut StdRng, index: usize) -> Self {
+        let mut keys: Vec<i32> = (0..12).collect();
+        for i in (1..keys.len()).rev() {
+            keys.swap(i, rng.random_range(0..=i));
+        }
+        let rows = self.rows().min(keys.len());
+        self.columns[index].1 = keys.into_iter().take(rows).map(Some).collect();
+        for (_, values) in &mut self.columns {
+            values.truncate(rows);
+        }
+        self.primary_key = Some(index);
+        self
+    }
+
+    /// Makes column `index` NOT NULL.
+    fn not_null(mut self, rng: &mut StdRng, index: usize) -> Self {
+        for value in &mut self.columns[index].1 {
+            value.get_or_insert_with(|| rng.random_range(-20..20));
+        }
+        self.not_null.push(index);
+        self
+    }
+
+    /// Adds an `INT[]` column of 0 to 3 elements per row.
+    fn with_arrays(mut self, rng: &mut StdRng, name: &'static str) -> Self {
+        let arrays = (0..self.rows())
+            .map(|_| {
+                (0..rng.random_range(0..=3))
+                    .map(|_| rng.random_range(-20..20))
+                    .collect()
+            })
+            .collect();
+        self.arrays = Some((name, arrays));
+        self
+    }
+
+    fn rows(&self) -> usize {
+        self.columns[0].1.len()
+    }
+
+    /// Registers the table split into random partitions and batches.
+    fn register(&self, ctx: &SessionContext, rng: &mut StdRng) -> Result<()> {
+        let mut fields: Vec<Field> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(index, (name, _))| {
+                let nullable =
+                    !self.not_null.contains(&index) && self.primary_key != Some(index);
+                Field::new(*name, DataType::Int32, nullable)
+            })
+            .collect();
+        if let Some((name, _)) = &self.arrays {
+            fields.push(Field::new_list(
+                *name,
+                Field::new_list_field(DataType::Int32, true),
+                true,
+            ));
+        }
+        let schema: SchemaRef = Arc::new(Schema::new(fields));
+        let partitions = rng.random_range(1..=3);
+        let chunk = rng.random_range(1..=4);
+        let mut batches = vec![vec![]; partitions];
+        let rows = self.rows();
+        for (n, start) in (0..rows).step_by(chunk).enumerate() {
+            let end = (start + chunk).min(rows);
+            let mut columns: Vec<Arc<dyn Array>> = self
+                .columns
+                .iter()
+                .map(|(_, values)| {
+                    Arc::new(Int32Array::from(values[start..end].to_vec())) as _
+                })
+                .collect();
+            if let Some((_, arrays)) = &self.arrays {
+                let mut builder = ListBuilder::new(Int32Builder::new());
+                for array in &arrays[start..end] {
+                    builder.values().append_slice(array);
+                    builder.append(true);
+                }
+                columns.push(Arc::new(builder.finish()));
+            }
+            batches[n % partitions]
+                .push(RecordBatch::try_new(Arc::clone(&schema), columns)?);
+        }
+        let mut table = MemTable::try_new(schema, batches)?;
+        if let Some(key) = self.primary_key {
+            table = table.with_constraints(Constraints::new_unverified(vec![
+                Constraint::PrimaryKey(vec![key]),
+            ]));
+        }
+        ctx.register_table(self.name, Arc::new(table))?;
+        Ok(())
+    }
+}
+
+/// Subquery shapes for [`random_shapes_match_substitution`]: `{k}` and `{v}`
+/// stand for the outer row's `o_k` and `o_v`.
+const SUBQUERY_SHAPES: &[(&str, &str)] = &[
+    ("lookup", "SELECT i_v FROM i WHERE i_k = {k}"),
+    (
+        "residual condition",
+        "SELECT i_v FROM i WHERE i_k = {k} AND i_w > {v}",
+    ),
+    (
+        "inequality",
+        "SELECT i_v FROM i WHERE i_k > {k} AND i_k < {k} + 3",
+    ),
+    (
+        "unnest of a keyed table",
+        "SELECT u FROM (SELECT a_k, unnest(a_arr) AS u FROM a) x WHERE x.a_k = {k}",
+    ),
+    ("DISTINCT", "SELECT DISTINCT i_v FROM i WHERE i_k = {k}"),
+    (
+        "UNION ALL",
+        "SELECT x_v FROM (SELECT i_k AS x_k, i_v AS x_v FROM i \
+         UNION ALL SELECT j_k, j_v FROM j) x WHERE x.x_k = {k}",
+    ),
+    (
+        "GROUP BY more columns than fixed",
+        "SELECT max(i_v) FROM i WHERE i_k = {k} GROUP BY i_w",
+    ),
+    (
+        "GROUP BY the fixed column",
+        "SELECT i_k FROM i WHERE i_k = {k} GROUP BY i_k",
+    ),
+    (
+        "join",
+        "SELECT j_v FROM i JOIN j ON i.i_w = j.j_k WHERE i.i_k = {k}",
+    ),
+    ("declared key", "SELECT p_v FROM p WHERE p_k = {k}"),
+    (
+        "declared keys joined",
+        "SELECT q_v FROM p JOIN q ON p.p_v = q.q_k WHERE p.p_k = {k}",
+    ),
+    (
+        "declared key joined to a non-key",
+        "SELECT j_v FROM p JOIN j ON p.p_v = j.j_k WHERE p.p_k = {k}",
+    ),
+    ("count", "SELECT count(*) FROM i WHERE i_k = {k}"),
+    (
+        "count with a correlated HAVING",
+        "SELECT count(*) FROM i WHERE i_k = {k} HAVING count(*) > {v}",
+    ),
+    (
+        "count with an uncorrelated HAVING",
+        "SELECT count(*) + 1 FROM i WHERE i_k = {k} HAVING count(*) < 2",
+    ),
+    (
+        "max with a correlated HAVING on a count",
+        "SELECT max(i_v) FROM i WHERE i_k = {k} HAVING count(*) <= {v}",
+    ),
+    ("a NOT NULL column", "SELECT n_v FROM n WHERE n_k = {k}"),
+];
+
+/// Where the subquery sits in the outer query, `{s}` standing for it.
+const PLACEMENTS: &[&str] = &[
+    "SELECT o_id, ({s}) FROM o",
+    "SELECT o_id FROM o WHERE o_v > ({s})",
+    // An INT literal: a cast of the subquery's value to the literal's type
+    // cannot yet be decorrelated when the value is also the correlated column
+    "SELECT o_id, coalesce(({s}), CAST(-99 AS INT)) FROM o",
+    "SELECT o_id FROM o WHERE ({s}) IS NOT NULL",
+];
+
+/// The value of a subquery for one outer row, as the oracle computed it.
+type Evaluated = std::result::Result<Option<i64>, ()>;
+
+/// The subquery run once, with the outer row's values in place of the outer
+/// references: no decorrelation involved.
+async fn substituted(
+    ctx: &SessionContext,
+    shape: &str,
+    k: Option<i32>,
+    v: Option<i32>,
+) -> Result<Evaluated> {
+    let literal = |value: Option<i32>| match value {
+        Some(value) => format!("({value})"),
+        None => "CAST(NULL AS INT)".to_string(),
+    };
+    let sql = shape
+        .replace("{k}", &literal(k))
+        .replace("{v}", &literal(v));
+    let batches = ctx.sql(&sql).await?.collect().await?;
+    let rows: Vec<Option<i64>> = batches
+        .iter()
+        .flat_map(|batch| {
+            let column = cast(batch.column(0), &DataType::Int64).unwrap();
+            let column = column
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .clone();
+            (0..column.len())
+                .map(move |row| (!column.is_null(row)).then(|| column.value(row)))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    Ok(match rows.as_slice() {
+        [] => Ok(None),
+        [value] => Ok(*value),
+        _ => Err(()),
+    })
+}
+
+/// Every row of `batches` as text, columns joined by commas.
+fn text_lines(batches: &[RecordBatch]) -> Vec<String> {
+    let mut lines = vec![];
+    for batch in batches {
+        for row in 0..batch.num_rows() {
+            let cells: Vec<String> = batch
+                .columns()
+                .iter()
+                .map(|column| {
+                    if column.is_null(row) {
+                        "NULL".to_string()
+                    } else {
+                        array_value_to_string(column, row).unwrap()
+                    }
+                })
+                .collect();
+            lines.push(cells.join(","));
+        }
+    }
+    lines
+}
+
+/// Random correlated scalar subqueries, each checked against the oracle
+/// that evaluates the subquery once per outer row with the outer values
+/// substituted: the shapes of [`SUBQUERY_SHAPES`] in each of
+/// [`PLACEMENTS`], under no `LIMIT`, a `LIMIT` at least the outer row count,
+/// a top-k, and `LIMIT 1` on a one-row outer side. A query whose evaluated
+/// outer rows include one with two subquery rows must fail; a top-k in the
+/// projection may also return the top rows when only other rows failed.
+#[tokio::test]
+async fn random_shapes_match_substitution() -> Result<()> {
+    const CASES: usize = 1000;
+    let mut rng = StdRng::seed_from_u64(8);
+    let (mut queries, mut errors, mut oracle_queries) = (0, 0, 0);
+    let mut per_shape = vec![0; SUBQUERY_SHAPES.len()];
+    for case in 0..CASES {
+        let target_partitions = rng.random_range(1..=4);
+        let batch_size = [1, 2, 3, 8192][rng.random_range(0..4)];
+        let config = SessionConfig::new()
+            .with_target_partitions(target_partitions)
+            .with_batch_size(batch_size);
+        let ctx = SessionContext::new_with_config(config);
+
+        // 0: no LIMIT, 1: a LIMIT at least the row count, 2: a top-k,
+        // 3: LIMIT 1 on a one-row outer side
+        let limit = rng.random_range(0..4);
+        let outer_rows = match limit {
+            3 => 1,
+            _ => random_row_count(&mut rng, 10),
+        };
+        let mut outer = RandomTable::new(&mut rng, "o", &["o_k", "o_v"], outer_rows);
+        outer
+            .columns
+            .push(("o_id", (0..outer_rows as i32).map(Some).collect()));
+        outer.not_null.push(2);
+        let (i_rows, j_rows, p_rows, q_rows, a_rows, n_rows) = (
+            random_row_count(&mut rng, 12),
+            random_row_count(&mut rng, 8),
+            random_row_count(&mut rng, 8),
+            random_row_count(&mut rng, 8),
+            random_row_count(&mut rng, 6),
+            random_row_count(&mut rng, 8),
+        );
+        let tables = [
+            outer,
+            RandomTable::new(&mut rng, "i", &["i_k", "i_w", "i_v"], i_rows),
+            RandomTable::new(&mut rng, "j", &["j_k", "j_v"], j_rows),
+            RandomTable::new(&mut rng, "p", &["p_k", "p_v"], p_rows).keyed(&mut rng, 0),
+            RandomTable::new(&mut rng, "q", &["q_k", "q_v"], q_rows).keyed(&mut rng, 0),
+            RandomTable::new(&mut rng, "a", &["a_k"], a_rows)
+                .keyed(&mut rng, 0)
+                .with_arrays(&mut rng, "a_arr"),
+            RandomTable::new(&mut rng, "n", &["n_k", "n_v"], n_rows)
+                .not_null(&mut rng, 1),
+        ];
+        for table in &tables {
+            table.register(&ctx, &mut rng)?;
+        }
+
+        let shape_index = rng.random_range(0..SUBQUERY_SHAPES.len());
+        let (shape_name, shape) = SUBQUERY_SHAPES[shape_index];
+        let placement = rng.random_range(0..PLACEMENTS.len());
+        let correlated = shape.replace("{k}", "o_k").replace("{v}", "o_v");
+        let mut sql = PLACEMENTS[placement].replace("{s}", &correlated);
+        let outer = &tables[0];
+        let rows = outer.rows();
+        let top_k = rng.random_range(1..=rows.max(1));
+        // How many rows of the outer query's result the LIMIT keeps
+        let kept = match limit {
+            1 => {
+                sql += &format!(" ORDER BY o_id LIMIT {}", rows + 1);
+                rows
+            }
+            2 => {
+                sql += &format!(" ORDER BY o_id LIMIT {top_k}");
+                top_k
+            }
+            3 => {
+                sql += " LIMIT 1";
+                1
+            }
+            _ => rows,
+        };
+
+        // The oracle, per outer row
+        let mut evaluated = vec![];
+        for row in 0..rows {
+            let (k, v) = (outer.columns[0].1[row], outer.columns[1].1[row]);
+            evaluated.push(substituted(&ctx, shape, k, v).await?);
+            oracle_queries += 1;
+        }
+        // The result line of an outer row whose subquery returned `value`
+        let line = |row: usize, value: Option<i64>| -> Option<String> {
+            let shown = value.map_or("NULL".to_string(), |value| value.to_string());
+            match placement {
+                0 => Some(format!("{row},{shown}")),
+                1 => {
+                    let o_v = outer.columns[1].1[row]?;
+                    (i64::from(o_v) > value?).then(|| row.to_string())
+                }
+                2 => Some(format!("{row},{}", value.unwrap_or(-99))),
+                _ => value.map(|_| row.to_string()),
+            }
+        };
+        let fails = evaluated.iter().any(Result::is_err);
+        // A top-k of a projection need not evaluate the rows it drops; a
+        // filter evaluates every row
+        let is_projection = placement == 0 || placement == 2;
+        let must_fail = if limit == 2 && is_projection {
+            evaluated.iter().take(top_k).any(Result::is_err)
+        } else {
+            fails
+        };
+
+        let context = format!(
+            "case {case}, shape `{shape_name}`: {sql}\n(target_partitions \
+             {target_partitions}, batch_size {batch_size})\nouter rows {:?}\n\
+             oracle {evaluated:?}",
+            outer.columns
+        );
+        match ctx.sql(&sql).await?.collect().await {
+            Ok(batches) => {
+                assert!(!must_fail, "{context}\nexpected an error, got {batches:?}");
+                let mut expected: Vec<String> = (0..rows)
+                    .filter_map(|row| line(row, evaluated[row].unwrap_or(None)))
+                    .take(kept)
+                    .collect();
+                let mut got = text_lines(&batches);
+                got.sort();
+                expected.sort();
+                assert_eq!(got, expected, "{context}");
+            }
+            Err(err) => {
+                assert!(fails, "{context}\nunexpected error: {err}");
+                assert!(
+                    err.to_string()
+                        .contains("Scalar subquery returned more than one row"),
+                    "{context}\n{err}"
+                );
+                errors += 1;
+            }
+        }
+        queries += 1;
+        per_shape[shape_index] += 1;
+    }
+    println!(
+        "correlated subquery shapes: {queries} random queries against \
+         {oracle_queries} substituted ones, {errors} failed on a second row"
+    );
+    assert_eq!(queries, CASES);
+    assert!(per_shape.iter().all(|&count| count > 0), "{per_shape:?}");
+    assert!(errors > queries / 20 && errors < queries / 2, "{errors}");
     Ok(())
 }
 
