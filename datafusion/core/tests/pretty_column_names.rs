@@ -579,15 +579,14 @@ async fn stored_names_do_not_change() {
         let sql = format!("DESCRIBE {name}");
         async move {
             let batches = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
-            let names = batches[0]
+            batches[0]
                 .column(0)
                 .as_any()
                 .downcast_ref::<StringArray>()
                 .unwrap()
                 .iter()
                 .map(|n| n.unwrap().to_string())
-                .collect::<Vec<_>>();
-            names
+                .collect::<Vec<_>>()
         }
     };
     assert_eq!(

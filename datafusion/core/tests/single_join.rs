@@ -185,7 +185,7 @@ fn reference(
         let looked_up = matches.first().and_then(|&row| inner.values[row]);
         match placement {
             Placement::Projection => {
-                let shown = looked_up.map(|v| v.to_string()).unwrap_or("NULL".into());
+                let shown = looked_up.map_or_else(|| "NULL".into(), |v| v.to_string());
                 lines.push(format!("{id},{shown}"));
             }
             Placement::Filter => {
@@ -643,7 +643,8 @@ async fn random_shapes_match_substitution() -> Result<()> {
         }
         // The result line of an outer row whose subquery returned `value`
         let line = |row: usize, value: Option<i64>| -> Option<String> {
-            let shown = value.map_or("NULL".to_string(), |value| value.to_string());
+            let shown =
+                value.map_or_else(|| "NULL".to_string(), |value| value.to_string());
             match placement {
                 0 => Some(format!("{row},{shown}")),
                 1 => {

@@ -105,7 +105,6 @@ fn needs_compensation(empty_results: &ExprResultMap) -> Result<bool> {
 /// * `outer_schema` - the schema of the outer plan the subquery is joined to.
 ///
 /// Returns `None` when the subquery cannot be compensated.
-#[expect(clippy::too_many_arguments)]
 pub(crate) fn compensation_exprs(
     empty_results: &ExprResultMap,
     having: Option<&Expr>,

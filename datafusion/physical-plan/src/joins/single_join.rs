@@ -291,6 +291,9 @@ mod tests {
         );
     }
 
+    /// The join keys of a test table's rows.
+    type Keys = Vec<Option<i32>>;
+
     /// The operator running a single join in a test.
     #[derive(Debug, Clone, Copy)]
     enum JoinOperator {
@@ -489,7 +492,7 @@ mod tests {
     /// second match must still fail.
     #[tokio::test]
     async fn single_joins_match_naive_evaluation() -> Result<()> {
-        let cases: Vec<(&str, Vec<Option<i32>>, Vec<Option<i32>>)> = vec![
+        let cases: Vec<(&str, Keys, Keys)> = vec![
             (
                 "unique keys, NULLs, unmatched rows",
                 vec![Some(1), Some(2), Some(3), None, Some(5)],
