@@ -7,7 +7,7 @@
 //! the group's baseline variant.
 
 use std::path::Path;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
@@ -18,8 +18,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let Some((name, criterion_args)) = args.split_first() else {
         bail!("usage: cargo xtask bench NAME [CRITERION_ARGS...]");
     };
-    let status = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-        .current_dir(root)
+    let status = crate::cargo::command(root)?
         .args(["bench", "-p", "fork-benches", "--bench", name, "--"])
         .args(criterion_args)
         .status()

@@ -38,12 +38,18 @@ fn is_repository(root: &Path) -> bool {
 
 /// The repository's `info/exclude` file, or `None` outside a repository.
 pub fn exclude_file(root: &Path) -> Result<Option<PathBuf>> {
+    git_path(root, "info/exclude")
+}
+
+/// `path` inside the repository's git folder (which survives `cargo clean`
+/// and belongs to this clone alone), or `None` outside a repository.
+pub fn git_path(root: &Path, path: &str) -> Result<Option<PathBuf>> {
     if !is_repository(root) {
         return Ok(None);
     }
     let output = Command::new("git")
         .current_dir(root)
-        .args(["rev-parse", "--git-path", "info/exclude"])
+        .args(["rev-parse", "--git-path", path])
         .output()
         .context("running git rev-parse")?;
     if !output.status.success() {
@@ -58,6 +64,34 @@ pub fn exclude_file(root: &Path) -> Result<Option<PathBuf>> {
     } else {
         root.join(path)
     }))
+}
+
+/// Every committed version of `path` in the history of `HEAD`, newest first:
+/// `Some(bytes)`, or `None` for a commit that deleted it. Empty outside a
+/// repository or for a path git never held.
+pub fn committed_versions(root: &Path, path: &str) -> Result<Vec<Option<Vec<u8>>>> {
+    if !is_repository(root) {
+        return Ok(Vec::new());
+    }
+    let output = Command::new("git")
+        .current_dir(root)
+        .args(["log", "--format=%H", "--full-history", "--", path])
+        .output()
+        .context("running git log")?;
+    if !output.status.success() {
+        // A repository without commits has no history to read
+        return Ok(Vec::new());
+    }
+    let mut versions = Vec::new();
+    for commit in String::from_utf8_lossy(&output.stdout).lines() {
+        let shown = Command::new("git")
+            .current_dir(root)
+            .args(["show", &format!("{commit}:{path}")])
+            .output()
+            .context("running git show")?;
+        versions.push(shown.status.success().then_some(shown.stdout));
+    }
+    Ok(versions)
 }
 
 const BEGIN: &str = "# BEGIN cargo xtask sync: upstream files and test-data links";

@@ -8,11 +8,14 @@
 //! are the two commands a user runs.
 
 mod bench;
+mod cargo;
 mod config;
 mod fsutil;
 mod git;
+mod lint;
 mod patch;
 mod slt;
+mod test_build;
 mod test_data;
 mod test_suite;
 mod tree;
@@ -41,6 +44,8 @@ commands:
                         sqllogictest suite; filters restrict the slt files
   cli [--release] [-- ARGS...]
                         sync, then build and run the patched datafusion-cli
+  lint                  sync, then hold our code to upstream's bar: rustfmt,
+                        clippy and rustdoc without warnings (run by test)
   bench NAME [CRITERION_ARGS...]
                         sync, run benches/benches/NAME.rs (release build) and
                         report each variant's median as a ratio to its baseline
@@ -106,6 +111,29 @@ fn run(args: &[String]) -> Result<ExitCode> {
             sync(&root, false)?;
             run_cli(&root, release, passthrough)
         }
+        "lint" => {
+            parse_flags(rest, &[])?;
+            sync(&root, false)?;
+            let findings = lint::run(&root)?;
+            let mut failed = false;
+            for finding in &findings {
+                println!(
+                    "lint: {}: {} problem(s) in our code ({:.0}s)",
+                    finding.check,
+                    finding.problems.len(),
+                    finding.seconds
+                );
+                for problem in &finding.problems {
+                    println!("  {problem}");
+                }
+                failed |= !finding.problems.is_empty();
+            }
+            Ok(if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
         "bench" => {
             sync(&root, false)?;
             bench::run(&root, rest)
@@ -153,10 +181,8 @@ fn workspace(root: &Path) -> Result<Workspace> {
 }
 
 fn run_cli(root: &Path, release: bool, args: &[String]) -> Result<ExitCode> {
-    let mut cmd =
-        std::process::Command::new(std::env::var("CARGO").unwrap_or("cargo".into()));
-    cmd.current_dir(root)
-        .args(["run", "--quiet", "-p", "datafusion-cli"]);
+    let mut cmd = cargo::command(root)?;
+    cmd.args(["run", "--quiet", "-p", "datafusion-cli"]);
     if release {
         cmd.arg("--release");
     }

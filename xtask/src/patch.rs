@@ -54,7 +54,7 @@ impl FilePatch {
     pub fn parse(text: &str) -> Result<Self> {
         let mut lines = text.split_inclusive('\n').peekable();
         let mut path = None;
-        while let Some(line) = lines.next() {
+        for line in lines.by_ref() {
             if let Some(rest) = line.strip_prefix("+++ ") {
                 let name = rest.trim_end().split('\t').next().unwrap_or_default();
                 path = Some(name.strip_prefix("b/").unwrap_or(name).to_string());
@@ -161,6 +161,37 @@ impl FilePatch {
     }
 }
 
+impl FilePatch {
+    /// The 1-based numbers, in the patched file, of the lines the patch adds.
+    pub fn added_lines(&self) -> Vec<usize> {
+        let mut added = Vec::new();
+        // How far the patched file's lines have moved against the pristine's
+        let mut shift: isize = 0;
+        for hunk in &self.hunks {
+            // As in `apply`: an insertion with no context names the line
+            // before it
+            let first_old = if hunk.old_len == 0 {
+                hunk.old_start + 1
+            } else {
+                hunk.old_start
+            };
+            let mut line = first_old.strict_add_signed(shift);
+            for hunk_line in &hunk.lines {
+                match hunk_line {
+                    HunkLine::Context(_) => line += 1,
+                    HunkLine::Add(_) => {
+                        added.push(line);
+                        line += 1;
+                    }
+                    HunkLine::Remove(_) => {}
+                }
+            }
+            shift += hunk.new_len as isize - hunk.old_len as isize;
+        }
+        added
+    }
+}
+
 fn strip_newline(line: &mut HunkLine) {
     let (HunkLine::Context(text) | HunkLine::Remove(text) | HunkLine::Add(text)) = line;
     if text.ends_with('\n') {
@@ -248,6 +279,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("line 6 does not match"), "{err}");
+    }
+
+    #[test]
+    fn names_the_lines_it_adds() {
+        let old = numbered(40);
+        let new = old
+            .replace("line 3\n", "")
+            .replace("line 10\n", "line 10\nten and a half\n")
+            .replace("line 30\n", "thirty\n");
+        let patch = FilePatch::parse(&diff("f", &old, &new).unwrap()).unwrap();
+        let lines: Vec<&str> = new.lines().collect();
+        let added: Vec<&str> = patch
+            .added_lines()
+            .into_iter()
+            .map(|n| lines[n - 1])
+            .collect();
+        assert_eq!(added, ["ten and a half", "thirty"]);
+        let patch = FilePatch::parse(&diff("f", "", "a\nb\n").unwrap()).unwrap();
+        assert_eq!(patch.added_lines(), [1, 2]);
     }
 
     #[test]

@@ -7,7 +7,6 @@
 //! listed file that now passes, fails the run.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -53,6 +52,8 @@ pub struct FileResult {
 
 pub struct SltRun<'a> {
     pub root: &'a Path,
+    /// Upstream's runner, built (`sqllogictests` test target).
+    pub runner: &'a Path,
     /// slt files of the pristine upstream crate, relative to `test_files/`.
     pub upstream_files: &'a BTreeSet<String>,
     pub filters: &'a [String],
@@ -65,7 +66,7 @@ pub struct SltRun<'a> {
 
 impl SltRun<'_> {
     pub fn run(&self) -> Result<Vec<FileResult>> {
-        let exe = build_runner(self.root)?;
+        let exe = self.runner;
         let crate_dir = self.root.join(SLT_CRATE);
         let expected = load_expected_failures(self.root)?;
         let log_dir = self.root.join("target").join("xtask").join(self.label);
@@ -111,7 +112,7 @@ impl SltRun<'_> {
                             break;
                         };
                         let start = Instant::now();
-                        let passed = run_file(&exe, &crate_dir, &file, &log, &self.env);
+                        let passed = run_file(exe, &crate_dir, &file, &log, &self.env);
                         let status = match (passed, expected.contains_key(&file)) {
                             (Ok(true), false) => Status::Passed,
                             (Ok(true), true) => Status::PassedUnexpectedly,
@@ -147,42 +148,6 @@ impl SltRun<'_> {
         results.sort_by(|a, b| a.file.cmp(&b.file));
         Ok(results)
     }
-}
-
-/// Builds upstream's runner (the `sqllogictests` test target) and returns
-/// its executable.
-fn build_runner(root: &Path) -> Result<PathBuf> {
-    let mut child = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-        .current_dir(root)
-        .args([
-            "test",
-            "-p",
-            "datafusion-sqllogictest",
-            "--test",
-            "sqllogictests",
-            "--no-run",
-            "--message-format=json-render-diagnostics",
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("running cargo to build the sqllogictest runner")?;
-    let mut exe = None;
-    for line in BufReader::new(child.stdout.take().expect("piped")).lines() {
-        let line = line?;
-        if !line.contains("\"compiler-artifact\"") {
-            continue;
-        }
-        let message: serde_json::Value = serde_json::from_str(&line)?;
-        if message["target"]["name"] == "sqllogictests"
-            && let Some(path) = message["executable"].as_str()
-        {
-            exe = Some(PathBuf::from(path));
-        }
-    }
-    if !child.wait()?.success() {
-        bail!("building the sqllogictest runner failed");
-    }
-    exe.context("cargo built no sqllogictests executable")
 }
 
 /// The files upstream's runner runs by default, relative to `test_files/`:
@@ -229,7 +194,16 @@ fn run_file(
         std::fs::create_dir_all(parent)?;
     }
     let out = std::fs::File::create(log)?;
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    // The run is the same whatever the caller's shell holds: its options
+    // come from `env` alone
+    for (key, _) in std::env::vars_os() {
+        let key_text = key.to_string_lossy();
+        if key_text.starts_with("DATAFUSION_") || key_text == SESSION_OPTIONS_ENV {
+            command.env_remove(&key);
+        }
+    }
+    let mut child = command
         .current_dir(crate_dir)
         .arg(format!("{TEST_FILES}/{file}"))
         .args(["--test-threads", "1", "--color", "never"])
@@ -279,9 +253,17 @@ pub fn load_expected_failures(root: &Path) -> Result<BTreeMap<String, String>> {
 /// file it prints (10 by default).
 pub const ERRS_PER_FILE_LIMIT_ENV: &str = "SLT_ERRS_PER_FILE_LIMIT";
 
+/// Environment variable of the runner that sets session options for every
+/// file: `key=value` pairs separated by `;` (read by the patched
+/// `TestContext`).
+pub const SESSION_OPTIONS_ENV: &str = "SLT_SESSION_OPTIONS";
+
 /// A failed record, as a file's log shows it.
 #[derive(Debug, PartialEq, Eq)]
 pub struct FailedRecord {
+    /// Whether the record ran and returned other rows than expected (the
+    /// runner's `query result mismatch`), rather than failing to run.
+    pub result_mismatch: bool,
     pub sql: String,
     /// The `-`/`+` lines of its result diff.
     pub changed: Vec<String>,
@@ -315,12 +297,21 @@ impl FailedRecords {
             })
             .unwrap_or(0);
         let mut records: Vec<FailedRecord> = Vec::new();
+        // The runner heads each failure `N. <kind>:`, then prints its SQL
+        let mut result_mismatch = false;
         for line in log.lines() {
-            if let Some(sql) = line.strip_prefix("[SQL] ") {
+            if let Some((number, kind)) = line.split_once(". ")
+                && !number.is_empty()
+                && number.bytes().all(|b| b.is_ascii_digit())
+            {
+                result_mismatch = kind.starts_with("query result mismatch");
+            } else if let Some(sql) = line.strip_prefix("[SQL] ") {
                 records.push(FailedRecord {
+                    result_mismatch,
                     sql: sql.to_string(),
                     changed: Vec::new(),
                 });
+                result_mismatch = false;
             } else if (line.starts_with("-   ") || line.starts_with("+   "))
                 && let Some(record) = records.last_mut()
             {
@@ -331,7 +322,8 @@ impl FailedRecords {
     }
 
     /// The kind of each failed record, if every one is an expected
-    /// difference for `option` and the log shows them all.
+    /// difference for `option` and the log shows them all. Only records
+    /// that ran and returned other rows qualify: an error never does.
     pub fn expected_differences(&self, option: &str) -> Option<Vec<ExpectedDifference>> {
         if self.count == 0 || self.count != self.records.len() {
             return None;
@@ -340,7 +332,9 @@ impl FailedRecords {
             .iter()
             .map(|record| {
                 let sql = record.sql.trim_start().to_ascii_lowercase();
-                if sql.starts_with("explain") {
+                if !record.result_mismatch {
+                    None
+                } else if sql.starts_with("explain") {
                     Some(ExpectedDifference::PlanText)
                 } else if sql.starts_with("show")
                     && !record.changed.is_empty()
@@ -381,6 +375,16 @@ mod tests {
             FailedRecords::from_log(&log).expected_differences("x.y"),
             None
         );
+
+        // An EXPLAIN that fails to run is a broken query, not a plan text
+        let log = "External error: 2 errors in file /x/a.slt\n\n\
+                   1. query failed: DataFusion error: Schema error: no field\n\
+                   [SQL] EXPLAIN SELECT 1\n\
+                   2. query result mismatch:\n[SQL] EXPLAIN SELECT 2\n-   a\n+   b\n";
+        let records = FailedRecords::from_log(log);
+        assert!(!records.records[0].result_mismatch);
+        assert!(records.records[1].result_mismatch);
+        assert_eq!(records.expected_differences("x.y"), None);
 
         // More failures than the runner printed: not provably expected.
         let log = "External error: 12 errors in file /x/a.slt\n[SQL] EXPLAIN SELECT 1\n";

@@ -1,6 +1,7 @@
 //! `cargo xtask test`: the project's whole test set, ending with a summary.
 //!
-//! 1. The tool's own tests.
+//! 1. The tool's own tests, and `lint` (upstream's rustfmt, clippy and
+//!    rustdoc bar on our code).
 //! 2. Our tests inside the upstream crates (unit tests of our modules, our
 //!    integration tests and examples), listed in [`CRATE_TESTS`].
 //! 3. Every sqllogictest file, upstream's and ours, with upstream's runner:
@@ -12,43 +13,81 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
 use crate::config::ForkConfig;
 use crate::fsutil::list_files;
+use crate::lint;
 use crate::slt::{self, FileResult, Origin, SltRun, Status};
+use crate::test_build::{self, Kind, Target};
 use crate::upstream;
 
-/// `cargo test` invocations for our tests in the upstream crates. Each one
-/// names its crate and target so that only what it needs is built.
-const CRATE_TESTS: &[&[&str]] = &[
+/// Our tests in the upstream crates and our own: each target, with the
+/// arguments its test executable runs with (a name filter for a library's
+/// unit tests). All are built in one cargo invocation ([`test_build`]).
+const CRATE_TESTS: &[(Target, &[&str])] = &[
     // Readable column labels
-    &["-p", "datafusion-sql", "--lib", "column_labels"],
-    &["-p", "datafusion-expr", "--lib"],
-    &["-p", "datafusion", "--test", "pretty_column_names"],
-    &["-p", "datafusion", "--example", "pretty_column_names"],
-    &["-p", "datafusion-cli", "--test", "pretty_column_names"],
-    &["-p", "datafusion-cli", "--test", "cli_integration"],
-    // Single join
-    &["-p", "datafusion-optimizer", "--lib"],
-    &["-p", "datafusion-physical-plan", "--lib", "joins::"],
-    &["-p", "datafusion-proto-models", "--lib"],
-    &["-p", "datafusion-substrait", "--lib", "producer::rel::join"],
-    &["-p", "datafusion", "--test", "single_join"],
-    &["-p", "datafusion", "--example", "single_join"],
+    (lib("datafusion-sql"), &["column_labels"]),
+    (lib("datafusion-expr"), &[]),
+    (test("datafusion", "pretty_column_names"), &[]),
+    (example("datafusion", "pretty_column_names"), &[]),
+    (test("datafusion-cli", "pretty_column_names"), &[]),
+    (test("datafusion-cli", "cli_integration"), &[]),
+    // Single join and correlated subqueries
+    (lib("datafusion-optimizer"), &[]),
+    (lib("datafusion-physical-plan"), &["joins::"]),
+    (lib("datafusion-proto-models"), &[]),
+    (lib("datafusion-substrait"), &["producer::rel::join"]),
+    (test("datafusion", "single_join"), &[]),
+    (example("datafusion", "single_join"), &[]),
     // Benchmark workloads: every TPC-H and TPC-DS query plans; each benchmark
     // runs once (criterion's test mode), checking its plan assertions.
-    &["-p", "fork-benches", "--lib"],
-    &["-p", "fork-benches", "--bench", "pretty_column_names"],
-    &["-p", "fork-benches", "--bench", "single_join"],
+    (lib("fork-benches"), &[]),
+    (bench("fork-benches", "pretty_column_names"), &[]),
+    (bench("fork-benches", "single_join"), &[]),
 ];
 
+/// Upstream's sqllogictest runner.
+const SLT_RUNNER: Target = test("datafusion-sqllogictest", "sqllogictests");
+
+const fn lib(package: &'static str) -> Target {
+    Target {
+        package,
+        kind: Kind::Lib,
+        name: "",
+    }
+}
+
+const fn test(package: &'static str, name: &'static str) -> Target {
+    Target {
+        package,
+        kind: Kind::Test,
+        name,
+    }
+}
+
+const fn example(package: &'static str, name: &'static str) -> Target {
+    Target {
+        package,
+        kind: Kind::Example,
+        name,
+    }
+}
+
+const fn bench(package: &'static str, name: &'static str) -> Target {
+    Target {
+        package,
+        kind: Kind::Bench,
+        name,
+    }
+}
+
 /// Options that are off by default, with which the slt files run a second
-/// time: `(option, value)`, set through the runner's `DATAFUSION_*`
-/// environment.
+/// time: `(option, value)`, handed to the runner in
+/// [`slt::SESSION_OPTIONS_ENV`].
 const FORCED_OPTIONS: &[(&str, &str)] =
     &[("datafusion.sql_parser.pretty_column_names", "true")];
 
@@ -95,8 +134,50 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
             &["--manifest-path", "xtask/Cargo.toml"],
             &mut tally,
         )?;
-        for args in CRATE_TESTS {
-            cargo_test(root, &args.join(" "), args, &mut tally)?;
+        for finding in lint::run(root)? {
+            tally.lines.push(format!(
+                "lint {}: {} problem(s) in our code ({:.0}s)",
+                finding.check,
+                finding.problems.len(),
+                finding.seconds
+            ));
+            for problem in &finding.problems {
+                tally.lines.push(format!("  {problem}"));
+            }
+            if finding.problems.is_empty() {
+                tally.passed += 1;
+            } else {
+                tally.failed += 1;
+            }
+        }
+    }
+    // One build of every test target the run needs
+    let mut targets: Vec<Target> = vec![];
+    if options.filters.is_empty() {
+        targets.extend(CRATE_TESTS.iter().map(|(target, _)| *target));
+    }
+    if options.slt {
+        targets.push(SLT_RUNNER);
+    }
+    let build_start = Instant::now();
+    let executables = match test_build::build(root, &targets) {
+        Ok(executables) => executables,
+        Err(e) => {
+            tally.failed += 1;
+            tally
+                .lines
+                .push(format!("build of the tests: FAILED: {e:#}"));
+            return finish(start, tally);
+        }
+    };
+    tally.lines.push(format!(
+        "build of the tests: {} targets ({:.0}s)",
+        targets.len(),
+        build_start.elapsed().as_secs_f64()
+    ));
+    if options.filters.is_empty() {
+        for (target, args) in CRATE_TESTS {
+            run_test(root, target, &executables[target], args, &mut tally)?;
         }
     }
 
@@ -111,8 +192,10 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
                 .into_iter()
                 .collect();
         let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let runner = &executables[&SLT_RUNNER];
         let results = SltRun {
             root,
+            runner,
             upstream_files: &upstream_files,
             filters: &options.filters,
             jobs,
@@ -123,15 +206,18 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
         summarize_slt(root, &results, &mut tally)?;
 
         for (option, value) in FORCED_OPTIONS {
-            let env_var = option.to_ascii_uppercase().replace('.', "_");
             eprintln!("== slt files again with {option} = {value}");
             let forced = SltRun {
                 root,
+                runner,
                 upstream_files: &upstream_files,
                 filters: &options.filters,
                 jobs,
                 env: vec![
-                    (env_var, value.to_string()),
+                    (
+                        slt::SESSION_OPTIONS_ENV.to_string(),
+                        format!("{option}={value}"),
+                    ),
                     // Print every failure, so that each one can be judged.
                     (
                         slt::ERRS_PER_FILE_LIMIT_ENV.to_string(),
@@ -145,6 +231,11 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
         }
     }
 
+    finish(start, tally)
+}
+
+/// Prints the summary, ending with the line CI reads.
+fn finish(start: Instant, tally: Tally) -> Result<ExitCode> {
     println!();
     println!(
         "== cargo xtask test: summary ({:.0}s)",
@@ -168,13 +259,51 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
 /// Runs `cargo test ARGS`, streaming its output, and adds its counts.
 fn cargo_test(root: &Path, label: &str, args: &[&str], tally: &mut Tally) -> Result<()> {
     eprintln!("== cargo test {}", args.join(" "));
-    let output = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
-        .current_dir(root)
+    let start = Instant::now();
+    let output = crate::cargo::command(root)?
         .arg("test")
         .args(args)
         .stderr(std::process::Stdio::inherit())
         .output()
         .context("running cargo test")?;
+    count_results(label, &output, start, tally);
+    Ok(())
+}
+
+/// Runs a test executable of `target` as `cargo test` would (in its
+/// package's folder), and adds its counts.
+fn run_test(
+    root: &Path,
+    target: &Target,
+    executable: &Path,
+    args: &[&str],
+    tally: &mut Tally,
+) -> Result<()> {
+    let label = match target.kind {
+        Kind::Lib => format!("{} lib {}", target.package, args.join(" ")),
+        kind => format!("{} {kind:?} {}", target.package, target.name).to_lowercase(),
+    };
+    eprintln!("== {label}");
+    let start = Instant::now();
+    let dir = test_build::package_dir(root, target.package);
+    let output = std::process::Command::new(executable)
+        .current_dir(&dir)
+        .env("CARGO_MANIFEST_DIR", &dir)
+        .args(args)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("running {}", executable.display()))?;
+    count_results(label.trim_end(), &output, start, tally);
+    Ok(())
+}
+
+/// Adds the counts a test executable printed.
+fn count_results(
+    label: &str,
+    output: &std::process::Output,
+    start: Instant,
+    tally: &mut Tally,
+) {
     let stdout = String::from_utf8_lossy(&output.stdout);
     print!("{stdout}");
     let (mut passed, mut failed, mut ignored) = (0, 0, 0);
@@ -195,9 +324,9 @@ fn cargo_test(root: &Path, label: &str, args: &[&str], tally: &mut Tally) -> Res
     tally.failed += failed;
     tally.skipped += ignored;
     tally.lines.push(format!(
-        "{label}: {passed} passed, {failed} failed, {ignored} ignored"
+        "{label}: {passed} passed, {failed} failed, {ignored} ignored ({:.0}s)",
+        start.elapsed().as_secs_f64()
     ));
-    Ok(())
 }
 
 /// The number before `word` in `ok. 3 passed; 0 failed; ...`.

@@ -91,7 +91,15 @@ impl Workspace {
         self.root.join("patches")
     }
 
-    fn state_path(&self) -> PathBuf {
+    /// Where the tool records what it last wrote: in the git folder, which
+    /// `cargo clean` leaves alone and which belongs to this clone only.
+    fn state_path(&self) -> Result<PathBuf> {
+        Ok(git::git_path(&self.root, "xtask/sync-state")?
+            .unwrap_or_else(|| self.legacy_state_path()))
+    }
+
+    /// Where the state lived before it moved into the git folder.
+    fn legacy_state_path(&self) -> PathBuf {
         self.root.join("target").join("xtask").join("sync-state")
     }
 
@@ -194,9 +202,7 @@ impl Workspace {
             new_state.insert(file.path.clone(), fingerprint(&want));
             match have {
                 Some(have) if have == want => {}
-                Some(have)
-                    if !force && state.get(&file.path) != Some(&fingerprint(&have)) =>
-                {
+                Some(have) if !force && self.is_edit(&file, &have, &state)? => {
                     conflicts.push(file.path);
                 }
                 _ => writes.push((file.path, want)),
@@ -225,6 +231,7 @@ impl Workspace {
     /// and the tree. Only upstream files are looked at: our own new files are
     /// tracked as they are.
     pub fn save(&self) -> Result<SaveReport> {
+        self.check_patches_unchanged_since_sync()?;
         let mut wanted = BTreeSet::new();
         let mut report = SaveReport::default();
         let mut new_state = BTreeMap::new();
@@ -282,6 +289,101 @@ impl Workspace {
         report.total = wanted.len();
         self.store_state(&new_state)?;
         Ok(report)
+    }
+
+    /// Whether `have`, an upstream file's content that differs from what the
+    /// patches make of it, is the user's edit, rather than what the tool
+    /// wrote from an earlier version of the patches (before a pull, say).
+    ///
+    /// The state says what the tool last wrote. Where it has no record of
+    /// the file (a state lost, or never kept), the file is an edit unless it
+    /// equals the pristine file with some committed version of its patch
+    /// applied, or without one.
+    fn is_edit(
+        &self,
+        file: &UpstreamFile<'_>,
+        have: &[u8],
+        state: &HashMap<String, u64>,
+    ) -> Result<bool> {
+        match state.get(&file.path) {
+            Some(written) => Ok(*written != fingerprint(have)),
+            None => Ok(!self.is_earlier_materialization(file, have)?),
+        }
+    }
+
+    /// Whether `have` is what `sync` made of `file` from a committed version
+    /// of its patch, or from no patch before the first one.
+    fn is_earlier_materialization(
+        &self,
+        file: &UpstreamFile<'_>,
+        have: &[u8],
+    ) -> Result<bool> {
+        let patch_file = format!("patches/{}{PATCH_EXTENSION}", file.path);
+        let versions = git::committed_versions(&self.root, &patch_file)?;
+        if versions.is_empty() {
+            return Ok(false);
+        }
+        let pristine = std::fs::read(&file.pristine)?;
+        // The patch has a history, so before its first commit there was none
+        if have == pristine {
+            return Ok(true);
+        }
+        let Ok(old) = std::str::from_utf8(&pristine) else {
+            return Ok(false);
+        };
+        for text in versions.into_iter().flatten() {
+            let applied = std::str::from_utf8(&text)
+                .ok()
+                .and_then(|text| FilePatch::parse(text).ok())
+                .and_then(|patch| patch.apply(old).ok());
+            if applied.is_some_and(|content| content.as_bytes() == have) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Refuses to save while the tree is behind `patches/`: where a patch
+    /// changed after the tool last wrote its file (a pull, a checkout), the
+    /// file still holds the old version, and saving it would silently undo
+    /// the change.
+    fn check_patches_unchanged_since_sync(&self) -> Result<()> {
+        // Patches that no longer apply (a new upstream release being
+        // adopted) cannot be compared; their files are saved as they are
+        let Ok(patched) = self.patched_contents() else {
+            return Ok(());
+        };
+        let state = self.load_state();
+        let mut behind = Vec::new();
+        for file in self.upstream_files() {
+            let Some(have) = read_optional(&self.root.join(&file.path))? else {
+                continue;
+            };
+            let want = match patched.get(&file.path) {
+                Some(bytes) => bytes.clone(),
+                None => std::fs::read(&file.pristine)?,
+            };
+            if have == want {
+                continue;
+            }
+            let patch_changed = match state.get(&file.path) {
+                Some(written) => *written != fingerprint(&want),
+                None => self.is_earlier_materialization(&file, &have)?,
+            };
+            if patch_changed {
+                behind.push(file.path);
+            }
+        }
+        if !behind.is_empty() {
+            bail!(
+                "patches/ changed since these files were last synced (a pull or a \
+                 checkout?), so saving them would undo that change; nothing was saved. \
+                 Run `cargo xtask sync` first (an edit of yours to one of them then \
+                 shows as a conflict: keep a copy, `sync --force`, redo the edit):\n  {}",
+                behind.join("\n  ")
+            );
+        }
+        Ok(())
     }
 
     /// Every way the tree breaks the invariant, and every tracked file that
@@ -374,7 +476,12 @@ impl Workspace {
 
     /// The fingerprint of each upstream file as the tool last wrote or saved it.
     fn load_state(&self) -> HashMap<String, u64> {
-        let text = std::fs::read_to_string(self.state_path()).unwrap_or_default();
+        let text = self
+            .state_path()
+            .ok()
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .or_else(|| std::fs::read_to_string(self.legacy_state_path()).ok())
+            .unwrap_or_default();
         text.lines()
             .filter_map(|line| {
                 let (hash, path) = line.split_once(' ')?;
@@ -388,7 +495,7 @@ impl Workspace {
             .iter()
             .map(|(p, h)| format!("{h:016x} {p}\n"))
             .collect();
-        fsutil::write(&self.state_path(), text.as_bytes())
+        fsutil::write(&self.state_path()?, text.as_bytes())
     }
 }
 
@@ -595,6 +702,72 @@ mod tests {
         assert_eq!(f.read(&f.repo, "crates/fake/src/lib.rs"), LIB);
     }
 
+    /// Two clones of one repository: B changes a patch and commits it; A,
+    /// synced before, loses its `target/` (or its whole sync state) and
+    /// pulls. Neither `sync` nor `save` in A may undo B's change.
+    #[test]
+    fn a_pulled_patch_change_survives_cargo_clean_sync_and_save() {
+        const PATCH: &str = "patches/crates/fake/src/lib.rs.patch";
+        let f = Fixture::new();
+        let a = f.repo.clone();
+        let ws_a = f.workspace(&a);
+        ws_a.sync(false).unwrap();
+        let first = LIB.replace("    1\n", "    // first\n    1\n");
+        std::fs::write(a.join("crates/fake/src/lib.rs"), &first).unwrap();
+        ws_a.save().unwrap();
+        git(&a, &["add", ".gitignore", "patches"]);
+        git(&a, &["commit", "-q", "-m", "first"]);
+
+        let b = f.repo.parent().unwrap().join("b");
+        git(f.repo.parent().unwrap(), &["clone", "-q", "repo", "b"]);
+        let ws_b = f.workspace(&b);
+        ws_b.sync(false).unwrap();
+        let second = first.replace("    2\n", "    // second\n    2\n");
+        std::fs::write(b.join("crates/fake/src/lib.rs"), &second).unwrap();
+        ws_b.save().unwrap();
+        git(&b, &["commit", "-q", "-am", "second"]);
+        let pulled_patch = f.read(&b, PATCH);
+
+        // `cargo clean`, then a pull: the state in the git folder survives
+        std::fs::remove_dir_all(a.join("target")).ok();
+        git(
+            &a,
+            &["pull", "-q", "--no-rebase", &b.to_string_lossy(), "HEAD"],
+        );
+        // Saving before syncing would write the old tree over the new patch
+        let err = ws_a.save().unwrap_err().to_string();
+        assert!(err.contains("crates/fake/src/lib.rs"), "{err}");
+        assert_eq!(f.read(&a, PATCH), pulled_patch);
+        ws_a.sync(false).unwrap();
+        assert_eq!(f.read(&a, "crates/fake/src/lib.rs"), second);
+        ws_a.save().unwrap();
+        assert_eq!(f.read(&a, PATCH), pulled_patch);
+
+        // With no state at all (a clone that kept it in `target/`), the
+        // history of the patch tells an old materialization from an edit
+        git(&a, &["reset", "-q", "--hard", "HEAD~1"]);
+        ws_a.sync(false).unwrap();
+        assert_eq!(f.read(&a, "crates/fake/src/lib.rs"), first);
+        std::fs::remove_file(ws_a.state_path().unwrap()).unwrap();
+        git(
+            &a,
+            &["pull", "-q", "--no-rebase", &b.to_string_lossy(), "HEAD"],
+        );
+        let err = ws_a.save().unwrap_err().to_string();
+        assert!(err.contains("crates/fake/src/lib.rs"), "{err}");
+        ws_a.sync(false).unwrap();
+        assert_eq!(f.read(&a, "crates/fake/src/lib.rs"), second);
+        ws_a.save().unwrap();
+        assert_eq!(f.read(&a, PATCH), pulled_patch);
+
+        // A real edit is still kept from `sync`, state or not
+        std::fs::remove_file(ws_a.state_path().unwrap()).unwrap();
+        std::fs::write(a.join("crates/fake/src/lib.rs"), "edited\n").unwrap();
+        let err = ws_a.sync(false).unwrap_err().to_string();
+        assert!(err.contains("not in patches/"), "{err}");
+        assert_eq!(f.read(&a, "crates/fake/src/lib.rs"), "edited\n");
+    }
+
     #[test]
     fn a_patch_that_does_not_apply_fails_and_writes_nothing() {
         let f = Fixture::new();
@@ -662,7 +835,7 @@ mod tests {
         git(&f.repo, &["add", "src/copied.rs", "src/ours.rs"]);
         git(&f.repo, &["add", "-f", "crates/fake/README.md"]);
 
-        let problems = ws.check(&[f.pristine.clone()]).unwrap();
+        let problems = ws.check(std::slice::from_ref(&f.pristine)).unwrap();
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems.iter().any(|p| {
             p.starts_with("crates/fake/README.md: an upstream file is tracked")
