@@ -59,6 +59,16 @@ pub(crate) fn scalar_subquery_join_type(
     }
 }
 
+/// Whether `plan` has at most one row for each value of `columns`.
+pub(crate) fn unique_on(plan: &LogicalPlan, columns: &[Column]) -> bool {
+    let schema = plan.schema();
+    let fixed: UniqueKey = columns
+        .iter()
+        .filter_map(|column| schema.maybe_index_of_column(column))
+        .collect();
+    unique_keys(plan).iter().any(|key| key.is_subset(&fixed))
+}
+
 /// Indices of the subquery's columns that `join_filter` equates with an
 /// expression that does not read the subquery.
 fn fixed_columns(subquery_schema: &DFSchema, join_filter: Option<&Expr>) -> UniqueKey {

@@ -1,0 +1,1160 @@
+// Licensed to the Apache Software Foundation (ASF) under one
+// or more contributor license agreements.  See the NOTICE file
+// distributed with this work for additional information
+// regarding copyright ownership.  The ASF licenses this file
+// to you under the Apache License, Version 2.0 (the
+// "License"); you may not use this file except in compliance
+// with the License.  You may obtain a copy of the License at
+//
+//   http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing,
+// software distributed under the License is distributed on an
+// "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+// KIND, either express or implied.  See the License for the
+// specific language governing permissions and limitations
+// under the License.
+
+//! [`DecorrelateSubqueries`] decorrelates every correlated subquery that the
+//! shape-specific rules leave, through a dependent join.
+//!
+//! [`ScalarSubqueryToJoin`], [`DecorrelatePredicateSubquery`] and
+//! [`DecorrelateLateralJoin`] run first and keep their plans for the shapes
+//! they handle: a subquery whose correlation is an equality that can be
+//! pulled above its operators. This rule takes the rest: an outer column in
+//! the subquery's `SELECT` list or in a `JOIN ... ON` inside it, a `LIMIT`
+//! (top-N per outer row), a non-equality correlation under an aggregate,
+//! correlation inside a derived table or two levels deep, and subqueries in
+//! any position (`ORDER BY`, `GROUP BY`, aggregate and window arguments, a
+//! join's `ON`, `EXISTS` and `IN` in an expression), as well as `LATERAL`
+//! subqueries the lateral rule cannot pull up.
+//!
+//! For a subquery in an operator over input `I`, the subquery is evaluated
+//! for every value of the outer columns it reads by a dependent join
+//! ([`crate::dependent_join`]), and the result joined to `I` on those
+//! columns with NULL-safe equality:
+//!
+//! - a scalar subquery with a single join ([`JoinType::LeftSingle`]), which
+//!   fails on a second row, or a left join where each outer value has at
+//!   most one row;
+//! - `EXISTS` with a mark join;
+//! - `x IN (subquery)` with a mark join on the correlation and `x` equal to
+//!   the subquery's value, and, where NULLs can occur, the count of the
+//!   subquery's rows and non-NULL values per outer value, for SQL's
+//!   three-valued answer;
+//! - a `LATERAL` subquery with an inner or left join.
+//!
+//! The projections at the top of a scalar subquery are evaluated above the
+//! join, where the outer columns are at hand, so that they need no dependent
+//! join; over an aggregate without `GROUP BY`, they see the aggregates of an
+//! empty input where no row matched.
+//!
+//! [`ScalarSubqueryToJoin`]: crate::scalar_subquery_to_join::ScalarSubqueryToJoin
+//! [`DecorrelatePredicateSubquery`]: crate::decorrelate_predicate_subquery::DecorrelatePredicateSubquery
+//! [`DecorrelateLateralJoin`]: crate::decorrelate_lateral_join::DecorrelateLateralJoin
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use datafusion_common::alias::AliasGenerator;
+use datafusion_common::tree_node::{
+    Transformed, TransformedResult, TreeNode, TreeNodeRecursion,
+};
+use datafusion_common::{
+    Column, DFSchema, NullEquality, Result, ScalarValue, TableReference, not_impl_err,
+    plan_datafusion_err,
+};
+use datafusion_expr::expr::{Exists, InSubquery, SetComparison};
+use datafusion_expr::logical_plan::{
+    Aggregate, Filter, Join, JoinType, Projection, SkipType, Sort, Subquery,
+    SubqueryAlias, Window,
+};
+use datafusion_expr::utils::split_conjunction;
+use datafusion_expr::{
+    BinaryExpr, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, Operator, lit, when,
+};
+use datafusion_functions_aggregate::count::count;
+
+use crate::dependent_join::{
+    DependentJoin, Domain, Tagged, contains_subquery, empty_input_value,
+    refuse_outer_aggregates, replace_outer,
+};
+use crate::optimizer::ApplyOrder;
+use crate::push_down_filter::PushDownFilter;
+use crate::subquery_uniqueness::unique_on;
+use crate::{OptimizerConfig, OptimizerRule};
+
+/// Decorrelates the correlated subqueries the other rules leave, through a
+/// dependent join. See the [module documentation](self).
+#[derive(Default, Debug)]
+pub struct DecorrelateSubqueries {}
+
+impl DecorrelateSubqueries {
+    #[expect(missing_docs)]
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl OptimizerRule for DecorrelateSubqueries {
+    fn supports_rewrite(&self) -> bool {
+        true
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        config: &dyn OptimizerConfig,
+    ) -> Result<Transformed<LogicalPlan>> {
+        let alias_generator = config.alias_generator().as_ref();
+        match plan {
+            LogicalPlan::Join(join) => rewrite_join(join, alias_generator),
+            LogicalPlan::Sort(sort) if sort_reads_below_input(&sort)? => {
+                let schema = Arc::clone(sort.input.schema());
+                let widened = widen_sort_input(sort)?;
+                let columns = schema.columns().into_iter().map(Expr::Column);
+                LogicalPlanBuilder::from(rewrite_node(widened, alias_generator)?)
+                    .project(columns)?
+                    .build()
+                    .map(Transformed::yes)
+            }
+            plan if plan.inputs().len() == 1 && has_subquery_to_rewrite(&plan)? => {
+                let normalized = push_correlation_out_of_joins(plan, config)?;
+                if normalized.transformed {
+                    return Ok(normalized);
+                }
+                rewrite_node(normalized.data, alias_generator).map(Transformed::yes)
+            }
+            plan => Ok(Transformed::no(plan)),
+        }
+    }
+
+    fn name(&self) -> &str {
+        "decorrelate_subqueries"
+    }
+
+    fn apply_order(&self) -> Option<ApplyOrder> {
+        Some(ApplyOrder::TopDown)
+    }
+}
+
+/// The kinds of operator whose expressions may hold a subquery to rewrite.
+fn rewrites_expressions(plan: &LogicalPlan) -> bool {
+    matches!(
+        plan,
+        LogicalPlan::Projection(_)
+            | LogicalPlan::Filter(_)
+            | LogicalPlan::Aggregate(_)
+            | LogicalPlan::Window(_)
+            | LogicalPlan::Sort(_)
+    )
+}
+
+/// Whether `plan`'s own expressions hold a subquery this rule rewrites.
+fn has_subquery_to_rewrite(plan: &LogicalPlan) -> Result<bool> {
+    if !rewrites_expressions(plan) {
+        return Ok(false);
+    }
+    let input_schemas: Vec<&DFSchema> = plan
+        .inputs()
+        .iter()
+        .map(|input| input.schema().as_ref())
+        .collect();
+    let mut found = false;
+    plan.apply_expressions(|expr| {
+        found = expr.exists(|expr| to_rewrite(expr, &input_schemas))?;
+        Ok(if found {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    })?;
+    Ok(found)
+}
+
+/// Whether `expr` is a subquery this rule rewrites in an operator over
+/// inputs of `input_schemas`: a correlated one, or an `EXISTS` or `IN` (the
+/// physical planner runs only uncorrelated scalar subqueries).
+fn to_rewrite(expr: &Expr, input_schemas: &[&DFSchema]) -> Result<bool> {
+    Ok(match expr {
+        Expr::ScalarSubquery(subquery) => {
+            !correlated_columns(subquery, input_schemas)?.is_empty()
+        }
+        Expr::Exists(_) | Expr::InSubquery(_) => true,
+        _ => false,
+    })
+}
+
+/// The columns of `input_schemas` that `subquery` reads as outer columns,
+/// at any depth.
+fn correlated_columns(
+    subquery: &Subquery,
+    input_schemas: &[&DFSchema],
+) -> Result<Vec<Column>> {
+    Ok(free_outer_columns(&subquery.subquery)?
+        .into_iter()
+        .filter(|column| input_schemas.iter().any(|schema| schema.has_column(column)))
+        .collect())
+}
+
+/// The outer columns `plan` reads from outside it: its own outer
+/// references, and those of its subqueries that no operator between
+/// provides.
+fn free_outer_columns(plan: &LogicalPlan) -> Result<BTreeSet<Column>> {
+    let mut free = BTreeSet::new();
+    plan.apply(|node| {
+        match node {
+            // A lateral subquery reads its outer columns from the join above
+            // it, which takes them out below
+            LogicalPlan::Subquery(_) => return Ok(TreeNodeRecursion::Jump),
+            LogicalPlan::Join(join) => {
+                if let Some(lateral) = lateral_subquery(&join.right) {
+                    let provided = join.left.schema();
+                    for column in free_outer_columns(&lateral.subquery)? {
+                        if !provided.has_column(&column) {
+                            free.insert(column);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        let provided: Vec<&DFSchema> = node
+            .inputs()
+            .iter()
+            .map(|input| input.schema().as_ref())
+            .collect();
+        node.apply_expressions(|expr| {
+            expr.apply(|expr| {
+                match expr {
+                    Expr::OuterReferenceColumn(_, column) => {
+                        free.insert(column.clone());
+                    }
+                    Expr::ScalarSubquery(subquery)
+                    | Expr::Exists(Exists { subquery, .. })
+                    | Expr::InSubquery(InSubquery { subquery, .. })
+                    | Expr::SetComparison(SetComparison { subquery, .. }) => {
+                        for column in free_outer_columns(&subquery.subquery)? {
+                            if !provided.iter().any(|schema| schema.has_column(&column)) {
+                                free.insert(column);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    })?;
+    Ok(free)
+}
+
+/// The subquery of a `LATERAL` join's right side, if `plan` is one.
+fn lateral_subquery(plan: &LogicalPlan) -> Option<&Subquery> {
+    match plan {
+        LogicalPlan::Subquery(subquery) => Some(subquery),
+        LogicalPlan::SubqueryAlias(SubqueryAlias { input, .. }) => match input.as_ref() {
+            LogicalPlan::Subquery(subquery) => Some(subquery),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether `input` holds an outer reference, other than in a lateral
+/// subquery (which a join inside `input` binds).
+fn correlated_below(input: &LogicalPlan) -> Result<bool> {
+    let mut found = false;
+    input.apply(|plan| {
+        if matches!(plan, LogicalPlan::Subquery(_)) {
+            return Ok(TreeNodeRecursion::Jump);
+        }
+        found = plan.contains_outer_reference();
+        Ok(if found {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    })?;
+    Ok(found)
+}
+
+/// Whether a predicate below `input` relates an outer reference to a column
+/// that `input` does not output (a derived table whose `SELECT` list drops
+/// the column its correlation reads).
+fn correlates_dropped_column(input: &LogicalPlan) -> Result<bool> {
+    let output = input.schema();
+    let mut dropped = false;
+    input.apply(|plan| {
+        if matches!(plan, LogicalPlan::Subquery(_)) {
+            return Ok(TreeNodeRecursion::Jump);
+        }
+        if let LogicalPlan::Filter(filter) = plan {
+            for conjunct in split_conjunction(&filter.predicate) {
+                if conjunct.contains_outer() {
+                    dropped |= conjunct
+                        .column_refs()
+                        .iter()
+                        .any(|column| !output.has_column(column));
+                }
+            }
+        }
+        Ok(if dropped {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    })?;
+    Ok(dropped)
+}
+
+/// Whether `subquery` reads outer columns that `outer` does not have: it is
+/// nested in another subquery and correlated past it. The shape-specific
+/// rules would join it to `outer` with a condition on a column out of
+/// scope; this rule decorrelates the enclosing subquery as a whole.
+pub(crate) fn correlated_beyond(
+    subquery: &LogicalPlan,
+    outer: &DFSchema,
+) -> Result<bool> {
+    Ok(free_outer_columns(subquery)?
+        .iter()
+        .any(|column| !outer.has_column(column)))
+}
+
+/// `plan` with each of its subqueries that correlates in a join's `ON`
+/// normalized by [`PushDownFilter`], where that moves the correlation out of
+/// every `ON`: the shape-specific rules then pull it up in the next pass, as
+/// they do without this rule (which runs before `PushDownFilter`).
+fn push_correlation_out_of_joins(
+    plan: LogicalPlan,
+    config: &dyn OptimizerConfig,
+) -> Result<Transformed<LogicalPlan>> {
+    let correlated_on = |plan: &LogicalPlan| {
+        plan.exists(|node| {
+            Ok(
+                matches!(node, LogicalPlan::Join(Join { filter: Some(filter), .. })
+                if filter.contains_outer()),
+            )
+        })
+    };
+    plan.map_subqueries(|subquery| {
+        let LogicalPlan::Subquery(subquery) = subquery else {
+            return Ok(Transformed::no(subquery));
+        };
+        if !correlated_on(&subquery.subquery)? {
+            return Ok(Transformed::no(LogicalPlan::Subquery(subquery)));
+        }
+        let push_down = PushDownFilter::new();
+        let pushed = Arc::unwrap_or_clone(Arc::clone(&subquery.subquery))
+            .transform_down(|node| push_down.rewrite(node, config))?
+            .data;
+        if correlated_on(&pushed)? {
+            return Ok(Transformed::no(LogicalPlan::Subquery(subquery)));
+        }
+        Ok(Transformed::yes(LogicalPlan::Subquery(Subquery {
+            subquery: Arc::new(pushed),
+            ..subquery
+        })))
+    })
+}
+
+/// Whether the shape-specific rules must leave a subquery containing `node`
+/// to this rule: `node` holds a subquery that reads columns from beyond
+/// `node` (a correlation two or more levels deep, which pulling up the outer
+/// subquery would leave unbound), or `node` is a derived table whose
+/// correlation reads a column it does not output (they cannot pull that up
+/// through its alias), or a window with a correlation below it (a correlated
+/// filter pulled above a window changes the rows the window sees), or an
+/// `OFFSET` above a correlation (they drop the limit of an `EXISTS`
+/// subquery, which is right only without an offset).
+pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
+    match node {
+        LogicalPlan::SubqueryAlias(SubqueryAlias { input, .. }) => {
+            return correlates_dropped_column(input);
+        }
+        LogicalPlan::Window(Window { input, .. }) => return correlated_below(input),
+        LogicalPlan::Limit(limit)
+            if !matches!(limit.get_skip_type()?, SkipType::Literal(0)) =>
+        {
+            return correlated_below(&limit.input);
+        }
+        _ => {}
+    }
+    let provided: Vec<&DFSchema> = node
+        .inputs()
+        .iter()
+        .map(|input| input.schema().as_ref())
+        .collect();
+    let mut reads_past = false;
+    node.apply_expressions(|expr| {
+        expr.apply(|expr| {
+            if let Expr::ScalarSubquery(subquery)
+            | Expr::Exists(Exists { subquery, .. })
+            | Expr::InSubquery(InSubquery { subquery, .. })
+            | Expr::SetComparison(SetComparison { subquery, .. }) = expr
+            {
+                reads_past =
+                    free_outer_columns(&subquery.subquery)?
+                        .iter()
+                        .any(|column| {
+                            !provided.iter().any(|schema| schema.has_column(column))
+                        });
+            }
+            Ok(if reads_past {
+                TreeNodeRecursion::Stop
+            } else {
+                TreeNodeRecursion::Continue
+            })
+        })
+    })?;
+    Ok(reads_past)
+}
+
+/// Whether a subquery in `sort`'s keys reads columns its input does not
+/// have: `ORDER BY` a subquery over a `SELECT` list that leaves out the outer
+/// columns it reads, which the SQL planner resolves below the list.
+fn sort_reads_below_input(sort: &Sort) -> Result<bool> {
+    let LogicalPlan::Projection(projection) = sort.input.as_ref() else {
+        return Ok(false);
+    };
+    let below = projection.input.schema();
+    let mut reads_below = false;
+    for key in &sort.expr {
+        key.expr.apply(|expr| {
+            if let Expr::ScalarSubquery(subquery)
+            | Expr::Exists(Exists { subquery, .. })
+            | Expr::InSubquery(InSubquery { subquery, .. }) = expr
+            {
+                reads_below |=
+                    free_outer_columns(&subquery.subquery)?
+                        .iter()
+                        .any(|column| {
+                            !projection.schema.has_column(column)
+                                && below.has_column(column)
+                        });
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+    }
+    Ok(reads_below)
+}
+
+/// `sort` over its input `SELECT` list widened with every column below it,
+/// so that the subqueries in its keys find the outer columns they read.
+fn widen_sort_input(sort: Sort) -> Result<LogicalPlan> {
+    let LogicalPlan::Projection(projection) = Arc::unwrap_or_clone(sort.input) else {
+        return not_impl_err!("ORDER BY a subquery over this input");
+    };
+    let mut exprs = projection.expr;
+    for column in projection.input.schema().columns() {
+        if !projection.schema.has_column(&column) {
+            exprs.push(Expr::Column(column));
+        }
+    }
+    let input = LogicalPlanBuilder::from(Arc::unwrap_or_clone(projection.input))
+        .project(exprs)?
+        .build()?;
+    Ok(LogicalPlan::Sort(Sort {
+        expr: sort.expr,
+        input: Arc::new(input),
+        fetch: sort.fetch,
+    }))
+}
+
+/// Rewrites the subqueries in the expressions of `plan`, an operator with
+/// one input: each is joined to the input, and its value read from the
+/// join. The operator keeps its output schema.
+fn rewrite_node(
+    plan: LogicalPlan,
+    alias_generator: &AliasGenerator,
+) -> Result<LogicalPlan> {
+    let original_input = plan.inputs()[0].clone();
+    let input_schemas = [original_input.schema().as_ref()];
+    let mut input = original_input.clone();
+    // In a filter, `x IN (subquery)` as a conjunct keeps only rows where it
+    // is true: its NULL answer need not be told from false
+    let conjunct_ins: Vec<Expr> = match &plan {
+        LogicalPlan::Filter(filter) => split_conjunction(&filter.predicate)
+            .into_iter()
+            .filter(|conjunct| {
+                matches!(
+                    conjunct,
+                    Expr::InSubquery(InSubquery { negated: false, .. })
+                )
+            })
+            .cloned()
+            .collect(),
+        _ => vec![],
+    };
+    let exprs = plan
+        .expressions()
+        .into_iter()
+        .map(|expr| {
+            expr.transform_down(|expr| {
+                if !to_rewrite(&expr, &input_schemas)? {
+                    return Ok(Transformed::no(expr));
+                }
+                let (joined, value) = match &expr {
+                    Expr::InSubquery(InSubquery {
+                        expr: needle,
+                        subquery,
+                        negated: false,
+                    }) if conjunct_ins.contains(&expr) => {
+                        join_in(needle, subquery, &input, false, alias_generator)?
+                    }
+                    _ => join_subquery(&expr, &input, alias_generator)?,
+                };
+                input = joined;
+                Ok(Transformed::new(value, true, TreeNodeRecursion::Jump))
+            })
+            .data()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let original_columns: Vec<Expr> = original_input
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    let output_names = plan.schema().columns();
+    let named = |exprs: Vec<Expr>, names: &[Column]| -> Vec<Expr> {
+        exprs
+            .into_iter()
+            .zip(names)
+            .map(|(expr, name)| keep_name(expr, name))
+            .collect()
+    };
+    let plan = match plan {
+        LogicalPlan::Projection(_) => LogicalPlanBuilder::from(input)
+            .project(named(exprs, &output_names))?
+            .build()?,
+        LogicalPlan::Filter(_) => LogicalPlanBuilder::from(input)
+            .filter(exprs.into_iter().next().expect("a predicate"))?
+            .project(original_columns)?
+            .build()?,
+        LogicalPlan::Sort(Sort { expr, fetch, .. }) => {
+            let sort = expr
+                .into_iter()
+                .zip(exprs)
+                .map(|(sort, expr)| datafusion_expr::SortExpr { expr, ..sort })
+                .collect::<Vec<_>>();
+            LogicalPlanBuilder::from(input)
+                .sort_with_limit(sort, fetch)?
+                .project(original_columns)?
+                .build()?
+        }
+        LogicalPlan::Aggregate(Aggregate { group_expr, .. }) => {
+            let mut exprs = named(exprs, &output_names);
+            let aggr_expr = exprs.split_off(group_expr.len());
+            LogicalPlan::Aggregate(Aggregate::try_new(Arc::new(input), exprs, aggr_expr)?)
+        }
+        LogicalPlan::Window(Window {
+            input: old_input, ..
+        }) => {
+            let first = old_input.schema().fields().len();
+            let window_expr = named(exprs, &output_names[first..]);
+            let columns: Vec<Expr> =
+                output_names.iter().cloned().map(Expr::Column).collect();
+            LogicalPlanBuilder::from(input)
+                .window(window_expr)?
+                .project(columns)?
+                .build()?
+        }
+        other => return not_impl_err!("subqueries in {}", other.display()),
+    };
+    Ok(plan)
+}
+
+/// `expr` named `name`, as the operator's parent reads it.
+fn keep_name(expr: Expr, name: &Column) -> Expr {
+    let (relation, current) = expr.qualified_name();
+    if current == name.name && relation == name.relation {
+        expr
+    } else {
+        expr.unalias()
+            .alias_qualified(name.relation.clone(), name.name.clone())
+    }
+}
+
+/// Joins the subquery `expr` (a scalar subquery, `EXISTS` or `IN`) to
+/// `input`, and returns the join and the expression that reads its value.
+fn join_subquery(
+    expr: &Expr,
+    input: &LogicalPlan,
+    alias_generator: &AliasGenerator,
+) -> Result<(LogicalPlan, Expr)> {
+    match expr {
+        Expr::ScalarSubquery(subquery) => {
+            join_scalar_subquery(subquery, input, alias_generator)
+        }
+        Expr::Exists(Exists { subquery, negated }) => {
+            let (joined, mark) = join_exists(subquery, input, alias_generator)?;
+            Ok((joined, if *negated { !mark } else { mark }))
+        }
+        Expr::InSubquery(InSubquery {
+            expr,
+            subquery,
+            negated,
+        }) => {
+            let (joined, found) = join_in(expr, subquery, input, true, alias_generator)?;
+            Ok((joined, if *negated { !found } else { found }))
+        }
+        other => not_impl_err!("subquery expression {other}"),
+    }
+}
+
+/// A subquery split into the projections and aliases at its top (which do
+/// not change its rows) and the rest.
+struct Split<'a> {
+    /// Top first.
+    top: Vec<&'a LogicalPlan>,
+    body: &'a LogicalPlan,
+}
+
+fn split_top(plan: &LogicalPlan) -> Split<'_> {
+    let mut top = vec![];
+    let mut body = plan;
+    while let LogicalPlan::Projection(Projection { input, .. })
+    | LogicalPlan::SubqueryAlias(SubqueryAlias { input, .. }) = body
+    {
+        // A subquery in a projection reads the columns below it: it stays
+        // in the body, where they are
+        if body.expressions().iter().any(contains_subquery) {
+            break;
+        }
+        top.push(body);
+        body = input;
+    }
+    Split { top, body }
+}
+
+/// The body of a subquery evaluated for every outer value it reads (or as
+/// it is, if it reads none), its columns renamed apart under a fresh alias.
+struct Decorrelated {
+    plan: LogicalPlan,
+    alias: String,
+    /// Each column of the tagged body, and its name under the alias.
+    names: Vec<(Column, String)>,
+    /// The outer columns of the input, and the tags standing for them.
+    outer: Vec<Column>,
+    tags: Vec<Column>,
+    unique: bool,
+}
+
+/// `body` tagged with the outer values of `input` it reads, and those outer
+/// columns.
+fn tag_body(
+    body: &LogicalPlan,
+    input: &LogicalPlan,
+    alias_generator: &AliasGenerator,
+) -> Result<(Tagged, Vec<Column>)> {
+    let outer = correlated_in_plan(body, input)?;
+    let tagged = if outer.is_empty() {
+        Tagged {
+            plan: body.clone(),
+            tags: vec![],
+            unique: body.max_rows().is_some_and(|rows| rows <= 1),
+        }
+    } else {
+        let domain = Domain::new(input, outer.clone(), alias_generator)?;
+        DependentJoin::new(&domain, alias_generator).push(body)?
+    };
+    Ok((tagged, outer))
+}
+
+impl Decorrelated {
+    fn new(
+        body: &LogicalPlan,
+        input: &LogicalPlan,
+        alias_generator: &AliasGenerator,
+    ) -> Result<Self> {
+        let (tagged, outer) = tag_body(body, input, alias_generator)?;
+        Self::aliased(tagged, outer, alias_generator)
+    }
+
+    /// `tagged` under a fresh alias, each column renamed apart (a body that
+    /// joins tables may hold two columns of one name).
+    fn aliased(
+        tagged: Tagged,
+        outer: Vec<Column>,
+        alias_generator: &AliasGenerator,
+    ) -> Result<Self> {
+        let alias = alias_generator.next("__subquery");
+        let names: Vec<(Column, String)> = tagged
+            .plan
+            .schema()
+            .columns()
+            .into_iter()
+            .enumerate()
+            .map(|(index, column)| (column, format!("{alias}_{index}")))
+            .collect();
+        let plan = LogicalPlanBuilder::from(tagged.plan)
+            .project(
+                names
+                    .iter()
+                    .map(|(column, name)| Expr::Column(column.clone()).alias(name)),
+            )?
+            .alias(alias.clone())?
+            .build()?;
+        let renamed = |column: &Column| -> Result<Column> {
+            let (_, name) = names
+                .iter()
+                .find(|(original, _)| original == column)
+                .ok_or_else(|| plan_datafusion_err!("no tag column {column}"))?;
+            Ok(Column::new(Some(alias.clone()), name))
+        };
+        let tags = tagged
+            .tags
+            .iter()
+            .map(renamed)
+            .collect::<Result<Vec<_>>>()?;
+        // Under NULL-safe equality a NULL value is a value: only a plan that
+        // is unique on non-NULL tags is known to be unique
+        let unique = tagged.unique
+            || (tags.iter().all(|tag| {
+                plan.schema()
+                    .qualified_field_from_column(tag)
+                    .is_ok_and(|(_, field)| !field.is_nullable())
+            }) && unique_on(&plan, &tags));
+        Ok(Self {
+            plan,
+            alias,
+            names,
+            outer,
+            tags,
+            unique,
+        })
+    }
+
+    /// `input` joined to this on the outer columns (NULL-safe).
+    fn join(
+        self,
+        input: &LogicalPlan,
+        join_type: JoinType,
+        filter: Option<Expr>,
+    ) -> Result<LogicalPlan> {
+        // An uncorrelated subquery joins every row
+        let filter = match filter {
+            None if self.outer.is_empty() => Some(lit(true)),
+            filter => filter,
+        };
+        LogicalPlanBuilder::from(input.clone())
+            .join_detailed(
+                self.plan,
+                join_type,
+                (self.outer, self.tags),
+                filter,
+                NullEquality::NullEqualsNull,
+            )?
+            .build()
+    }
+
+    /// A column of the tagged body, as the join outputs it.
+    fn column(&self, column: &Column) -> Result<Expr> {
+        let (_, name) = self
+            .names
+            .iter()
+            .find(|(original, _)| original == column)
+            .ok_or_else(|| plan_datafusion_err!("no column {column} in the subquery"))?;
+        Ok(Expr::Column(Column::new(Some(self.alias.clone()), name)))
+    }
+
+    /// The mark a mark join adds.
+    fn mark(&self) -> Expr {
+        Expr::Column(Column::new(Some(self.alias.clone()), "mark"))
+    }
+}
+
+/// The columns of `input` that `plan` reads as outer columns.
+fn correlated_in_plan(plan: &LogicalPlan, input: &LogicalPlan) -> Result<Vec<Column>> {
+    let schema = input.schema();
+    Ok(free_outer_columns(plan)?
+        .into_iter()
+        .filter(|column| schema.has_column(column))
+        .collect())
+}
+
+fn join_scalar_subquery(
+    subquery: &Subquery,
+    input: &LogicalPlan,
+    alias_generator: &AliasGenerator,
+) -> Result<(LogicalPlan, Expr)> {
+    let Split { top, body } = split_top(&subquery.subquery);
+    let input_columns: Vec<Column> = input.schema().columns();
+
+    // Over an aggregate without GROUP BY, the subquery has a row for every
+    // outer row: the aggregate is grouped by the outer values, and where no
+    // input row matched, the projections above read the aggregates of an
+    // empty input
+    if let LogicalPlan::Aggregate(aggregate) = body
+        && aggregate.group_expr.is_empty()
+    {
+        let (decorrelated, values) =
+            decorrelate_scalar_aggregate(aggregate, input, alias_generator)?;
+        let joined = decorrelated.join(input, JoinType::Left, None)?;
+        let value = evaluate_top(&top, values, &input_columns)?;
+        return Ok((joined, value));
+    }
+
+    let (mut tagged, outer) = tag_body(body, input, alias_generator)?;
+    // A column that is never NULL where a row matched
+    let matched = Column::new_unqualified(alias_generator.next("__matched"));
+    tagged.plan = LogicalPlanBuilder::from(tagged.plan.clone())
+        .project(
+            tagged
+                .plan
+                .schema()
+                .columns()
+                .into_iter()
+                .map(Expr::Column)
+                .chain([lit(true).alias(&matched.name)]),
+        )?
+        .build()?;
+    let decorrelated = Decorrelated::aliased(tagged, outer, alias_generator)?;
+    let join_type = if decorrelated.unique {
+        JoinType::Left
+    } else {
+        JoinType::LeftSingle
+    };
+    let values = body
+        .schema()
+        .columns()
+        .into_iter()
+        .map(|column| Ok((column.clone(), decorrelated.column(&column)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let found = decorrelated.column(&matched)?.is_not_null();
+    let subquery_alias = TableReference::bare(decorrelated.alias.clone());
+    let joined = decorrelated.join(input, join_type, None)?;
+    let value = evaluate_top(&top, values, &input_columns)?;
+    let value = match value {
+        // A column of the subquery is NULL where no row matched; anything
+        // else (an outer column, an expression) must be made NULL there
+        Expr::Column(column) if column.relation.as_ref() == Some(&subquery_alias) => {
+            Expr::Column(column)
+        }
+        value => when(found, value).otherwise(lit(ScalarValue::Null))?,
+    };
+    Ok((joined, value))
+}
+
+/// An aggregate without `GROUP BY` grouped by the outer values it reads,
+/// and the value of each of its columns after the join: the aggregate of an
+/// empty input where no group matched.
+fn decorrelate_scalar_aggregate(
+    aggregate: &Aggregate,
+    input: &LogicalPlan,
+    alias_generator: &AliasGenerator,
+) -> Result<(Decorrelated, Vec<(Column, Expr)>)> {
+    refuse_outer_aggregates(aggregate)?;
+    let outer = correlated_in_plan(&LogicalPlan::Aggregate(aggregate.clone()), input)?;
+    let names = aggregate.schema.columns();
+    let (tagged, aggr_expr) = if outer.is_empty() {
+        (
+            Tagged {
+                plan: aggregate.input.as_ref().clone(),
+                tags: vec![],
+                unique: false,
+            },
+            aggregate.aggr_expr.clone(),
+        )
+    } else {
+        let domain = Domain::new(input, outer.clone(), alias_generator)?;
+        let dependent = DependentJoin::new(&domain, alias_generator);
+        let tagged = dependent.push(&aggregate.input)?;
+        let aggr_expr = aggregate
+            .aggr_expr
+            .iter()
+            .zip(&names)
+            .map(|(expr, name)| {
+                let scope = [Arc::clone(aggregate.input.schema())];
+                Ok(keep_name(
+                    dependent.on_tags(expr, &tagged.tags, &scope)?,
+                    name,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        (tagged, aggr_expr)
+    };
+    let matched = Column::new_unqualified(alias_generator.next("__matched"));
+    let mut group_expr: Vec<Expr> =
+        tagged.tags.iter().cloned().map(Expr::Column).collect();
+    group_expr.push(lit(true).alias(&matched.name));
+    let grouped = LogicalPlanBuilder::from(tagged.plan)
+        .aggregate(group_expr, aggr_expr)?
+        .build()?;
+    let tags = tagged
+        .tags
+        .iter()
+        .map(|tag| Column::new(tag.relation.clone(), &tag.name))
+        .collect();
+    let decorrelated = Decorrelated::aliased(
+        Tagged {
+            plan: grouped,
+            tags,
+            unique: true,
+        },
+        outer,
+        alias_generator,
+    )?;
+    let unmatched = decorrelated.column(&matched)?.is_null();
+    let values = aggregate
+        .aggr_expr
+        .iter()
+        .zip(names)
+        .map(|(expr, name)| {
+            let value = decorrelated.column(&Column::new_unqualified(&name.name))?;
+            let empty = empty_input_value(expr, aggregate.input.schema())?;
+            let value = if empty.is_null() {
+                value
+            } else {
+                when(unmatched.clone(), lit(empty)).otherwise(value)?
+            };
+            Ok((name, value))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((decorrelated, values))
+}
+
+/// The value of the subquery's single output column, computed above the
+/// join from `values` (each column of the body as the join outputs it)
+/// through the projections and aliases of `top`, with outer references read
+/// from the input.
+fn evaluate_top(
+    top: &[&LogicalPlan],
+    values: Vec<(Column, Expr)>,
+    input_columns: &[Column],
+) -> Result<Expr> {
+    let mut values = values;
+    for node in top.iter().rev() {
+        values = match node {
+            LogicalPlan::Projection(projection) => projection
+                .expr
+                .iter()
+                .zip(projection.schema.columns())
+                .map(|(expr, name)| Ok((name, substitute(expr, &values, input_columns)?)))
+                .collect::<Result<Vec<_>>>()?,
+            LogicalPlan::SubqueryAlias(alias) => values
+                .into_iter()
+                .map(|(column, value)| {
+                    (Column::new(Some(alias.alias.clone()), column.name), value)
+                })
+                .collect(),
+            _ => unreachable!("the top holds projections and aliases"),
+        };
+    }
+    let (_, value) = values
+        .into_iter()
+        .next()
+        .ok_or_else(|| plan_datafusion_err!("a subquery without columns"))?;
+    Ok(value.unalias())
+}
+
+/// `expr` of a projection at the top of a subquery, over the values of the
+/// columns of its input, and reading its outer references from the outer
+/// input.
+fn substitute(
+    expr: &Expr,
+    values: &[(Column, Expr)],
+    input_columns: &[Column],
+) -> Result<Expr> {
+    let expr = expr
+        .clone()
+        .transform_up(|expr| match &expr {
+            Expr::Column(column) => {
+                match values.iter().find(|(name, _)| name == column) {
+                    Some((_, value)) => Ok(Transformed::yes(value.clone())),
+                    None => Ok(Transformed::no(expr)),
+                }
+            }
+            _ => Ok(Transformed::no(expr)),
+        })
+        .data()?;
+    let expr = replace_outer(
+        &expr,
+        &|column| {
+            input_columns
+                .contains(column)
+                .then(|| Expr::Column(column.clone()))
+        },
+        &[],
+    )?;
+    Ok(expr.unalias_nested().data)
+}
+
+fn join_exists(
+    subquery: &Subquery,
+    input: &LogicalPlan,
+    alias_generator: &AliasGenerator,
+) -> Result<(LogicalPlan, Expr)> {
+    // Projections do not change whether a row exists
+    let Split { body, .. } = split_top(&subquery.subquery);
+    let decorrelated = Decorrelated::new(body, input, alias_generator)?;
+    let mark = decorrelated.mark();
+    let joined = decorrelated.join(input, JoinType::LeftMark, None)?;
+    Ok((joined, mark))
+}
+
+/// `needle IN (subquery)` joined to `input`; with `null_answers` false, a
+/// NULL answer may read as false.
+fn join_in(
+    needle: &Expr,
+    subquery: &Subquery,
+    input: &LogicalPlan,
+    null_answers: bool,
+    alias_generator: &AliasGenerator,
+) -> Result<(LogicalPlan, Expr)> {
+    let plan = subquery.subquery.as_ref();
+    let value_column = plan.schema().columns()[0].clone();
+    let decorrelated = Decorrelated::new(plan, input, alias_generator)?;
+    let value = decorrelated.column(&value_column)?;
+    let needle_nullable = needle.nullable(input.schema())?;
+    let value_nullable = plan.schema().field(0).is_nullable();
+    // The subquery's rows, and its non-NULL values, per outer value
+    let counts = if null_answers && (needle_nullable || value_nullable) {
+        let rows = Column::new_unqualified("rows");
+        let values = Column::new_unqualified("values");
+        let counted = LogicalPlanBuilder::from(decorrelated.plan.clone())
+            .aggregate(
+                decorrelated.tags.iter().cloned().map(Expr::Column),
+                [
+                    count(lit(1)).alias(&rows.name),
+                    count(value.clone()).alias(&values.name),
+                ],
+            )?
+            .build()?;
+        let counts = Decorrelated::aliased(
+            Tagged {
+                plan: counted,
+                tags: decorrelated.tags.clone(),
+                unique: true,
+            },
+            decorrelated.outer.clone(),
+            alias_generator,
+        )?;
+        let (rows, values) = (counts.column(&rows)?, counts.column(&values)?);
+        Some((counts, rows, values))
+    } else {
+        None
+    };
+    let mark = decorrelated.mark();
+    let found = needle.clone().eq(value);
+    let joined = decorrelated.join(input, JoinType::LeftMark, Some(found))?;
+    let Some((counts, rows, values)) = counts else {
+        return Ok((joined, mark));
+    };
+    let joined = counts.join(&joined, JoinType::Left, None)?;
+    // x IN (...) is true on a match; false on an empty subquery; NULL if x
+    // or a value of the subquery is NULL; false otherwise
+    let answer = when(mark, lit(true))
+        .when(
+            rows.clone().is_null().or(rows.clone().eq(lit(0i64))),
+            lit(false),
+        )
+        .when(
+            needle.clone().is_null().or(values.lt(rows)),
+            lit(ScalarValue::Boolean(None)),
+        )
+        .otherwise(lit(false))?;
+    Ok((joined, answer))
+}
+
+/// Rewrites a lateral join whose right side reads the left, and a join
+/// whose condition holds a subquery.
+fn rewrite_join(
+    join: Join,
+    alias_generator: &AliasGenerator,
+) -> Result<Transformed<LogicalPlan>> {
+    if let Some(plan) = rewrite_lateral(&join, alias_generator)? {
+        return Ok(Transformed::yes(plan));
+    }
+    let Some(filter) = &join.filter else {
+        return Ok(Transformed::no(LogicalPlan::Join(join)));
+    };
+    let schemas = [join.left.schema().as_ref(), join.right.schema().as_ref()];
+    if !filter.exists(|expr| to_rewrite(expr, &schemas))? {
+        return Ok(Transformed::no(LogicalPlan::Join(join)));
+    }
+    if join.join_type == JoinType::Inner {
+        // The condition of an inner join is a filter above it
+        let condition = filter.clone();
+        let unfiltered = LogicalPlan::Join(Join {
+            filter: None,
+            ..join
+        });
+        let filtered = LogicalPlan::Filter(Filter::try_new(
+            condition,
+            Arc::new(unfiltered.recompute_schema()?),
+        )?);
+        return rewrite_node(filtered, alias_generator).map(Transformed::yes);
+    }
+    not_impl_err!(
+        "A subquery in the condition of a {} join cannot be decorrelated; \
+         write it as a subquery in a derived table joined to it",
+        join.join_type
+    )
+}
+
+/// `left JOIN LATERAL (subquery)`: the subquery evaluated for every outer
+/// value it reads, joined to the left on them.
+fn rewrite_lateral(
+    join: &Join,
+    alias_generator: &AliasGenerator,
+) -> Result<Option<LogicalPlan>> {
+    if !matches!(join.join_type, JoinType::Inner | JoinType::Left) {
+        return Ok(None);
+    }
+    let (subquery, alias) = match join.right.as_ref() {
+        LogicalPlan::Subquery(subquery) => (subquery, None),
+        LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. }) => {
+            match input.as_ref() {
+                LogicalPlan::Subquery(subquery) => (subquery, Some(alias.clone())),
+                _ => return Ok(None),
+            }
+        }
+        _ => return Ok(None),
+    };
+    let body = subquery.subquery.as_ref();
+    // Correlated to a column beyond the join's left side: not decorrelated
+    if correlated_in_plan(body, &join.left)?.is_empty()
+        || correlated_beyond(body, join.left.schema())?
+    {
+        return Ok(None);
+    }
+    let outer = correlated_in_plan(body, &join.left)?;
+    let domain = Domain::new(&join.left, outer.clone(), alias_generator)?;
+    let tagged = DependentJoin::new(&domain, alias_generator).push(body)?;
+    // The right side keeps its name: its alias, or the subquery's own
+    let (plan, tags) = match alias {
+        Some(alias) => {
+            let tags = tagged
+                .tags
+                .iter()
+                .map(|tag| Column::new(Some(alias.clone()), &tag.name))
+                .collect::<Vec<_>>();
+            (
+                LogicalPlanBuilder::from(tagged.plan)
+                    .alias(alias)?
+                    .build()?,
+                tags,
+            )
+        }
+        None => (tagged.plan, tagged.tags),
+    };
+    let columns: Vec<Expr> = join
+        .schema
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    let joined = LogicalPlanBuilder::from(join.left.as_ref().clone())
+        .join_detailed(
+            plan,
+            join.join_type,
+            (outer, tags),
+            join.filter.clone(),
+            NullEquality::NullEqualsNull,
+        )?
+        .project(columns)?
+        .build()?;
+    Ok(Some(joined))
+}
