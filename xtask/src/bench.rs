@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 
 /// Variant names that are the baseline of their group, in order of priority.
-const BASELINES: &[&str] = &["off", "forced_aggregate"];
+const BASELINES: &[&str] = &["off", "forced_aggregate", "hand_written"];
 
 pub fn run(root: &Path, args: &[String]) -> Result<ExitCode> {
     let Some((name, criterion_args)) = args.split_first() else {

@@ -48,6 +48,7 @@ const CRATE_TESTS: &[(Target, &[&str])] = &[
     (lib("fork-benches"), &[]),
     (bench("fork-benches", "pretty_column_names"), &[]),
     (bench("fork-benches", "single_join"), &[]),
+    (bench("fork-benches", "correlated_subqueries"), &[]),
 ];
 
 /// Upstream's sqllogictest runner.

@@ -1,0 +1,163 @@
+//! Correlated subqueries that only the dependent join decorrelates, against
+//! the query an expert writes by hand for the same answer. Both variants of
+//! each benchmark run in the same run, so their ratio is the cost or gain of
+//! writing the subquery instead of the rewrite.
+//!
+//! - `latest_order`: the total price of each customer's latest order, a
+//!   top-1 per key (`ORDER BY ... LIMIT 1` in the subquery), against
+//!   `row_number() OVER (PARTITION BY ...)` and a left join.
+//! - `outer_column_over_aggregate`: an outer column in the subquery's
+//!   `SELECT` list over an aggregate, against a grouped aggregate and a left
+//!   join.
+//!
+//! The data is TPC-H customer and orders, generated in process by
+//! `tpchgen-arrow` (scale factor 1 under `cargo bench`, 0.01 in test mode,
+//! where each pair is also checked to return the same rows).
+//!
+//! ```text
+//! cargo xtask bench correlated_subqueries
+//! ```
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::datasource::MemTable;
+use datafusion::error::Result;
+use datafusion::physical_plan::displayable;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use tokio::runtime::Runtime;
+use tpchgen::generators::{CustomerGenerator, OrderGenerator};
+use tpchgen_arrow::{CustomerArrow, OrderArrow};
+
+/// `(benchmark, the correlated subquery, the hand-written rewrite)`
+const PAIRS: [(&str, &str, &str); 2] = [
+    (
+        "latest_order",
+        "SELECT c_custkey, \
+           (SELECT o_totalprice FROM orders WHERE o_custkey = c_custkey \
+            ORDER BY o_orderdate DESC, o_orderkey LIMIT 1) AS latest \
+         FROM customer",
+        "SELECT c_custkey, l.o_totalprice AS latest \
+         FROM customer LEFT JOIN ( \
+           SELECT o_custkey, o_totalprice FROM ( \
+             SELECT o_custkey, o_totalprice, row_number() OVER ( \
+               PARTITION BY o_custkey ORDER BY o_orderdate DESC, o_orderkey) AS rn \
+             FROM orders) WHERE rn = 1) l ON l.o_custkey = c_custkey",
+    ),
+    (
+        "outer_column_over_aggregate",
+        "SELECT c_custkey, \
+           (SELECT max(o_totalprice) - c_acctbal FROM orders WHERE o_custkey = c_custkey) AS gap \
+         FROM customer",
+        "SELECT c_custkey, m.top - c_acctbal AS gap \
+         FROM customer LEFT JOIN ( \
+           SELECT o_custkey, max(o_totalprice) AS top FROM orders GROUP BY o_custkey) m \
+         ON m.o_custkey = c_custkey",
+    ),
+];
+
+fn project<E: std::fmt::Debug>(
+    batches: impl Iterator<Item = std::result::Result<RecordBatch, E>>,
+    columns: &[&str],
+) -> Vec<RecordBatch> {
+    batches
+        .map(|batch| {
+            let batch = batch.unwrap();
+            let indices: Vec<usize> = columns
+                .iter()
+                .map(|c| batch.schema().index_of(c).unwrap())
+                .collect();
+            batch.project(&indices).unwrap()
+        })
+        .collect()
+}
+
+fn context(scale: f64) -> SessionContext {
+    let ctx = SessionContext::new_with_config(SessionConfig::new());
+    let partitions = ctx.copied_config().target_partitions();
+    let register = |name: &str, batches: Vec<RecordBatch>| {
+        let schema = batches[0].schema();
+        let mut spread = vec![vec![]; partitions];
+        for (i, batch) in batches.into_iter().enumerate() {
+            spread[i % partitions].push(batch);
+        }
+        let table = MemTable::try_new(schema, spread).unwrap();
+        ctx.register_table(name, Arc::new(table)).unwrap();
+    };
+    register(
+        "customer",
+        project(
+            CustomerArrow::new(CustomerGenerator::new(scale, 1, 1)),
+            &["c_custkey", "c_acctbal"],
+        ),
+    );
+    register(
+        "orders",
+        project(
+            OrderArrow::new(OrderGenerator::new(scale, 1, 1)),
+            &["o_orderkey", "o_custkey", "o_totalprice", "o_orderdate"],
+        ),
+    );
+    ctx
+}
+
+async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {
+    ctx.sql(sql).await?.collect().await
+}
+
+/// The rows of `sql`, sorted, as text.
+async fn sorted_rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    let batches = collect(ctx, sql).await.unwrap();
+    let text = pretty_format_batches(&batches).unwrap().to_string();
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|line| line.starts_with("| "))
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+fn benchmarks(c: &mut Criterion) {
+    let bench_mode = std::env::args().any(|arg| arg == "--bench");
+    let scale = if bench_mode { 1.0 } else { 0.01 };
+    let rt = Runtime::new().unwrap();
+    let ctx = context(scale);
+
+    for (name, subquery, rewrite) in PAIRS {
+        // The subquery is decorrelated into a hash join, and gives the
+        // rewrite's rows
+        let plan = rt.block_on(async {
+            let df = ctx.sql(subquery).await.unwrap();
+            let plan = df.create_physical_plan().await.unwrap();
+            displayable(plan.as_ref()).indent(false).to_string()
+        });
+        assert!(plan.contains("HashJoinExec"), "{name}\n{plan}");
+        if !bench_mode {
+            let (got, expected) = rt.block_on(async {
+                (
+                    sorted_rows(&ctx, subquery).await,
+                    sorted_rows(&ctx, rewrite).await,
+                )
+            });
+            assert!(!expected.is_empty(), "{name}");
+            assert_eq!(got, expected, "{name}");
+        }
+
+        let mut group = c.benchmark_group(name);
+        group.sample_size(10);
+        for (variant, sql) in [("subquery", subquery), ("hand_written", rewrite)] {
+            group.bench_function(variant, |b| {
+                b.iter(|| black_box(rt.block_on(collect(&ctx, sql)).unwrap()))
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, benchmarks);
+criterion_main!(benches);
