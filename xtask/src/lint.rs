@@ -47,6 +47,8 @@ const OUR_TARGETS: &[&str] = &[
     "single_join",
     "--bench",
     "pretty_column_names",
+    "--bench",
+    "correlated_subqueries",
 ];
 
 /// What we wrote: our own Rust files, and for each patched upstream Rust

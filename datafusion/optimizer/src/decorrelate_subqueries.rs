@@ -30,9 +30,9 @@
 //! subqueries the lateral rule cannot pull up.
 //!
 //! For a subquery in an operator over input `I`, the subquery is evaluated
-//! for every value of the outer columns it reads by a dependent join
-//! ([`crate::dependent_join`]), and the result joined to `I` on those
-//! columns with NULL-safe equality:
+//! for every value of the outer columns it reads by a dependent join (the
+//! crate's private `dependent_join` module), and the result joined to `I`
+//! on those columns with NULL-safe equality:
 //!
 //! - a scalar subquery with a single join ([`JoinType::LeftSingle`]), which
 //!   fails on a second row, or a left join where each outer value has at
@@ -70,9 +70,7 @@ use datafusion_expr::logical_plan::{
     SubqueryAlias, Window,
 };
 use datafusion_expr::utils::split_conjunction;
-use datafusion_expr::{
-    BinaryExpr, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, Operator, lit, when,
-};
+use datafusion_expr::{Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, lit, when};
 use datafusion_functions_aggregate::count::count;
 
 use crate::dependent_join::{
