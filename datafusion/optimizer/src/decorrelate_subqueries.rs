@@ -75,7 +75,7 @@ use datafusion_functions_aggregate::count::count;
 
 use crate::dependent_join::{
     DependentJoin, Domain, Tagged, contains_subquery, empty_input_value,
-    refuse_outer_aggregates, replace_outer,
+    refuse_outer_aggregates, replace_outer, stop_when,
 };
 use crate::optimizer::ApplyOrder;
 use crate::push_down_filter::PushDownFilter;
@@ -161,11 +161,7 @@ fn has_subquery_to_rewrite(plan: &LogicalPlan) -> Result<bool> {
     let mut found = false;
     plan.apply_expressions(|expr| {
         found = expr.exists(|expr| to_rewrite(expr, &input_schemas))?;
-        Ok(if found {
-            TreeNodeRecursion::Stop
-        } else {
-            TreeNodeRecursion::Continue
-        })
+        Ok(stop_when(found))
     })?;
     Ok(found)
 }
@@ -268,11 +264,7 @@ fn correlated_below(input: &LogicalPlan) -> Result<bool> {
             return Ok(TreeNodeRecursion::Jump);
         }
         found = plan.contains_outer_reference();
-        Ok(if found {
-            TreeNodeRecursion::Stop
-        } else {
-            TreeNodeRecursion::Continue
-        })
+        Ok(stop_when(found))
     })?;
     Ok(found)
 }
@@ -297,11 +289,7 @@ fn correlates_dropped_column(input: &LogicalPlan) -> Result<bool> {
                 }
             }
         }
-        Ok(if dropped {
-            TreeNodeRecursion::Stop
-        } else {
-            TreeNodeRecursion::Continue
-        })
+        Ok(stop_when(dropped))
     })?;
     Ok(dropped)
 }
@@ -398,11 +386,7 @@ pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
                             !provided.iter().any(|schema| schema.has_column(column))
                         });
             }
-            Ok(if reads_past {
-                TreeNodeRecursion::Stop
-            } else {
-                TreeNodeRecursion::Continue
-            })
+            Ok(stop_when(reads_past))
         })
     })?;
     Ok(reads_past)

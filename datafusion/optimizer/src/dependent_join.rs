@@ -763,6 +763,15 @@ impl<'a> DependentJoin<'a> {
     }
 }
 
+/// Stops a tree walk once `found` holds.
+pub(crate) fn stop_when(found: bool) -> TreeNodeRecursion {
+    if found {
+        TreeNodeRecursion::Stop
+    } else {
+        TreeNodeRecursion::Continue
+    }
+}
+
 /// Whether `plan`, or a subquery in it, holds an outer reference to one of
 /// `columns`.
 pub(crate) fn reads_columns(plan: &LogicalPlan, columns: &[Column]) -> Result<bool> {
@@ -770,11 +779,7 @@ pub(crate) fn reads_columns(plan: &LogicalPlan, columns: &[Column]) -> Result<bo
         let mut found = false;
         node.apply_expressions(|expr| {
             found = expr_reads_columns(expr, columns)?;
-            Ok(if found {
-                TreeNodeRecursion::Stop
-            } else {
-                TreeNodeRecursion::Continue
-            })
+            Ok(stop_when(found))
         })?;
         Ok(found)
     })
