@@ -637,6 +637,518 @@ async fn describe_query_and_dataframe_keep_current_names() {
     assert_eq!(df.schema().field(0).name(), "t.a + Int32(1)");
 }
 
+// Every expression form: `(typed, name with the option off, label with it on)`.
+// A label never reads as a different expression than the one typed, and never
+// worse than the name it replaces (docs/pretty-column-names.md).
+const FORMS: &[(&str, &str, &str)] = &[
+    // Operators and their precedence
+    (r#"-(c + 1)"#, r#"(- t.c + Int64(1))"#, r#"-(c + 1)"#),
+    (r#"-c"#, r#"(- t.c)"#, r#"-c"#),
+    (
+        r#"(c > 1) = b"#,
+        r#"t.c > Int64(1) = t.b"#,
+        r#"(c > 1) = b"#,
+    ),
+    (r#"c > 1 = b"#, r#"t.c > Int64(1) = t.b"#, r#"(c > 1) = b"#),
+    (r#"NOT b"#, r#"NOT t.b"#, r#"NOT b"#),
+    (r#"NOT (c > 1)"#, r#"NOT t.c > Int64(1)"#, r#"NOT (c > 1)"#),
+    (
+        r#"NOT b IS NULL"#,
+        r#"NOT t.b IS NULL"#,
+        r#"NOT (b IS NULL)"#,
+    ),
+    (
+        r#"NOT (b IS NULL)"#,
+        r#"NOT t.b IS NULL"#,
+        r#"NOT (b IS NULL)"#,
+    ),
+    (
+        r#"(c + 1) IS NULL"#,
+        r#"t.c + Int64(1) IS NULL"#,
+        r#"c + 1 IS NULL"#,
+    ),
+    (r#"- -c"#, r#"(- (- t.c))"#, r#"-(-c)"#),
+    (r#"-(-c)"#, r#"(- (- t.c))"#, r#"-(-c)"#),
+    (r#"c - -1"#, r#"t.c - Int64(-1)"#, r#"c - -1"#),
+    (r#"abs(-c)"#, r#"abs((- t.c))"#, r#"abs(-c)"#),
+    (
+        r#"a - (c - 1)"#,
+        r#"t.a - t.c - Int64(1)"#,
+        r#"a - (c - 1)"#,
+    ),
+    (r#"(a - c) - 1"#, r#"t.a - t.c - Int64(1)"#, r#"a - c - 1"#),
+    (
+        r#"a * (c + 1)"#,
+        r#"t.a * t.c + Int64(1)"#,
+        r#"a * (c + 1)"#,
+    ),
+    (r#"c % 2"#, r#"t.c % Int64(2)"#, r#"c % 2"#),
+    (r#"c & 3"#, r#"t.c & Int64(3)"#, r#"c & 3"#),
+    (r#"c << 1"#, r#"t.c << Int64(1)"#, r#"c << 1"#),
+    (r#"2 ^ 3"#, r#"Int64(2) BIT_XOR Int64(3)"#, r#"2 ^ 3"#),
+    (r#"s || 'y'"#, r#"t.s || Utf8("y")"#, r#"s || y"#),
+    (
+        r#"s || ' ' || s"#,
+        r#"t.s || Utf8(" ") || t.s"#,
+        r#"s || ' ' || s"#,
+    ),
+    // Predicates: IN, BETWEEN, LIKE, IS
+    (
+        r#"c IN (1, 2)"#,
+        r#"t.c IN Int64(1), Int64(2)"#,
+        r#"c IN (1, 2)"#,
+    ),
+    (
+        r#"c NOT IN (1, 2)"#,
+        r#"t.c NOT IN Int64(1), Int64(2)"#,
+        r#"c NOT IN (1, 2)"#,
+    ),
+    (
+        r#"c BETWEEN 1 AND 2"#,
+        r#"t.c BETWEEN Int64(1) AND Int64(2)"#,
+        r#"c BETWEEN 1 AND 2"#,
+    ),
+    (
+        r#"c NOT BETWEEN 1 AND 2"#,
+        r#"t.c NOT BETWEEN Int64(1) AND Int64(2)"#,
+        r#"c NOT BETWEEN 1 AND 2"#,
+    ),
+    (r#"s LIKE 'x%'"#, r#"t.s LIKE Utf8("x%")"#, r#"s LIKE 'x%'"#),
+    (
+        r#"s NOT LIKE 'x%'"#,
+        r#"t.s NOT LIKE Utf8("x%")"#,
+        r#"s NOT LIKE 'x%'"#,
+    ),
+    (
+        r#"s ILIKE 'X%'"#,
+        r#"t.s ILIKE Utf8("X%")"#,
+        r#"s ILIKE 'X%'"#,
+    ),
+    (
+        r#"s NOT ILIKE 'x%'"#,
+        r#"t.s NOT ILIKE Utf8("x%")"#,
+        r#"s NOT ILIKE 'x%'"#,
+    ),
+    (
+        r#"s SIMILAR TO 'x'"#,
+        r#"t.s SIMILAR TO Utf8("x")"#,
+        r#"s SIMILAR TO x"#,
+    ),
+    (r#"s ~ 'x'"#, r#"t.s ~ Utf8("x")"#, r#"s ~ x"#),
+    (r#"s ~* 'x'"#, r#"t.s ~* Utf8("x")"#, r#"s ~* x"#),
+    (r#"s !~ 'x'"#, r#"t.s !~ Utf8("x")"#, r#"s !~ x"#),
+    (r#"b IS NULL"#, r#"t.b IS NULL"#, r#"b IS NULL"#),
+    (r#"b IS NOT TRUE"#, r#"t.b IS NOT TRUE"#, r#"b IS NOT TRUE"#),
+    (r#"b IS FALSE"#, r#"t.b IS FALSE"#, r#"b IS FALSE"#),
+    (r#"b IS UNKNOWN"#, r#"t.b IS UNKNOWN"#, r#"b IS UNKNOWN"#),
+    (
+        r#"c IS DISTINCT FROM 1"#,
+        r#"t.c IS DISTINCT FROM Int64(1)"#,
+        r#"c IS DISTINCT FROM 1"#,
+    ),
+    (
+        r#"c IS NOT DISTINCT FROM 1"#,
+        r#"t.c IS NOT DISTINCT FROM Int64(1)"#,
+        r#"c IS NOT DISTINCT FROM 1"#,
+    ),
+    // Literals, typed literals and casts
+    (r#"c / 2.0"#, r#"t.c / Float64(2)"#, r#"c / 2.0"#),
+    (r#"c / 2.50"#, r#"t.c / Float64(2.5)"#, r#"c / 2.5"#),
+    (
+        r#"c * 1e10"#,
+        r#"t.c * Float64(10000000000)"#,
+        r#"c * 10000000000.0"#,
+    ),
+    (r#"1.5"#, r#"Float64(1.5)"#, r#"1.5"#),
+    (r#"0.1"#, r#"Float64(0.1)"#, r#"0.1"#),
+    (r#"1e-7"#, r#"Float64(0.0000001)"#, r#"1e-7"#),
+    (r#"'foo'"#, r#"Utf8("foo")"#, r#"foo"#),
+    (r#"'a b'"#, r#"Utf8("a b")"#, r#"'a b'"#),
+    (r#"''"#, r#"Utf8("")"#, r#"''"#),
+    (r#"NULL"#, r#"NULL"#, r#"NULL"#),
+    (r#"true"#, r#"Boolean(true)"#, r#"true"#),
+    (r#"X'01AB'"#, r#"Binary("1,171")"#, r#"X'01AB'"#),
+    (
+        r#"ts + INTERVAL '1 day'"#,
+        r#"t.ts + IntervalMonthDayNano("IntervalMonthDayNano { months: 0, days: 1, nanoseconds: 0 }")"#,
+        r#"ts + INTERVAL '1 day'"#,
+    ),
+    (
+        r#"ts + INTERVAL '1 month 2 hours'"#,
+        r#"t.ts + IntervalMonthDayNano("IntervalMonthDayNano { months: 1, days: 0, nanoseconds: 7200000000000 }")"#,
+        r#"ts + INTERVAL '1 month 2 hours'"#,
+    ),
+    (
+        r#"ts - INTERVAL '1.5 seconds'"#,
+        r#"t.ts - IntervalMonthDayNano("IntervalMonthDayNano { months: 0, days: 0, nanoseconds: 1500000000 }")"#,
+        r#"ts - INTERVAL '1.5 seconds'"#,
+    ),
+    (
+        r#"INTERVAL '1' YEAR"#,
+        r#"IntervalMonthDayNano("IntervalMonthDayNano { months: 12, days: 0, nanoseconds: 0 }")"#,
+        r#"INTERVAL '1 year'"#,
+    ),
+    (
+        r#"INTERVAL '2 minutes 30 seconds'"#,
+        r#"IntervalMonthDayNano("IntervalMonthDayNano { months: 0, days: 0, nanoseconds: 150000000000 }")"#,
+        r#"INTERVAL '2 minutes 30 seconds'"#,
+    ),
+    (
+        r#"d > DATE '2020-01-01'"#,
+        r#"t.d > Utf8("2020-01-01")"#,
+        r#"d > DATE '2020-01-01'"#,
+    ),
+    (
+        r#"TIMESTAMP '2020-01-01 10:00:00'"#,
+        r#"Utf8("2020-01-01 10:00:00")"#,
+        r#"TIMESTAMP '2020-01-01 10:00:00'"#,
+    ),
+    (
+        r#"TIME '10:00:00'"#,
+        r#"Utf8("10:00:00")"#,
+        r#"TIME '10:00:00'"#,
+    ),
+    (r#"CAST(c AS DOUBLE)"#, r#"t.c"#, r#"c"#),
+    (r#"c::VARCHAR"#, r#"t.c"#, r#"c"#),
+    (r#"TRY_CAST(s AS INT)"#, r#"t.s"#, r#"s"#),
+    (
+        r#"CAST(1.5 AS DECIMAL(10, 2))"#,
+        r#"Float64(1.5)"#,
+        r#"1.5"#,
+    ),
+    // Field and index access, slices, array and struct syntax
+    (r#"arr[1]"#, r#"t.arr[Int64(1)]"#, r#"arr[1]"#),
+    (
+        r#"arr[1] + 1"#,
+        r#"t.arr[Int64(1)] + Int64(1)"#,
+        r#"arr[1] + 1"#,
+    ),
+    (
+        r#"array_element(arr, 1)"#,
+        r#"t.arr[Int64(1)]"#,
+        r#"arr[1]"#,
+    ),
+    (
+        r#"arr[1:2]"#,
+        r#"t.arr[Int64(1):Int64(2):Int64(1)]"#,
+        r#"arr[1:2]"#,
+    ),
+    (
+        r#"arr[1:2:2]"#,
+        r#"t.arr[Int64(1):Int64(2):Int64(2)]"#,
+        r#"arr[1:2:2]"#,
+    ),
+    (r#"st['f']"#, r#"t.st[f]"#, r#"st['f']"#),
+    (r#"st.f"#, r#"t.st[f]"#, r#"st['f']"#),
+    (r#"get_field(st, 'f')"#, r#"t.st[f]"#, r#"st['f']"#),
+    (r#"m['k']"#, r#"t.m[k]"#, r#"m['k']"#),
+    (r#"[1, 2]"#, r#"make_array(Int64(1),Int64(2))"#, r#"[1, 2]"#),
+    (
+        r#"make_array(1, 2)"#,
+        r#"make_array(Int64(1),Int64(2))"#,
+        r#"[1, 2]"#,
+    ),
+    (
+        r#"(arr || arr)[1]"#,
+        r#"array_concat(t.arr,t.arr)[Int64(1)]"#,
+        r#"array_concat(arr, arr)[1]"#,
+    ),
+    (
+        r#"arr || arr"#,
+        r#"array_concat(t.arr,t.arr)"#,
+        r#"array_concat(arr, arr)"#,
+    ),
+    (
+        r#"arr @> [1]"#,
+        r#"array_has_all(t.arr,make_array(Int64(1)))"#,
+        r#"array_has_all(arr, [1])"#,
+    ),
+    (
+        r#"{'a': 1}"#,
+        r#"named_struct(Utf8("a"),Int64(1))"#,
+        r#"named_struct(a, 1)"#,
+    ),
+    (
+        r#"MAP {'k': 1}"#,
+        r#"map(make_array(Utf8("k")),make_array(Int64(1)))"#,
+        r#"map([k], [1])"#,
+    ),
+    // Functions, and syntax the planner makes a function of
+    (
+        r#"coalesce(c, 0)"#,
+        r#"coalesce(t.c,Int64(0))"#,
+        r#"coalesce(c, 0)"#,
+    ),
+    (
+        r#"nullif(c, 1)"#,
+        r#"nullif(t.c,Int64(1))"#,
+        r#"nullif(c, 1)"#,
+    ),
+    (
+        r#"EXTRACT(YEAR FROM d)"#,
+        r#"date_part(Utf8("YEAR"),t.d)"#,
+        r#"date_part(YEAR, d)"#,
+    ),
+    (
+        r#"date_part('year', d)"#,
+        r#"date_part(Utf8("year"),t.d)"#,
+        r#"date_part(year, d)"#,
+    ),
+    (
+        r#"POSITION('x' IN s)"#,
+        r#"strpos(t.s,Utf8("x"))"#,
+        r#"strpos(s, x)"#,
+    ),
+    (
+        r#"SUBSTRING(s FROM 1 FOR 2)"#,
+        r#"substr(t.s,Int64(1),Int64(2))"#,
+        r#"substr(s, 1, 2)"#,
+    ),
+    (
+        r#"TRIM(BOTH 'x' FROM s)"#,
+        r#"btrim(t.s,Utf8("x"))"#,
+        r#"btrim(s, x)"#,
+    ),
+    (
+        r#"OVERLAY(s PLACING 'ab' FROM 1 FOR 1)"#,
+        r#"overlay(t.s,Utf8("ab"),Int64(1),Int64(1))"#,
+        r#"overlay(s, ab, 1, 1)"#,
+    ),
+    (
+        r#"CASE c WHEN 1 THEN 'one' END"#,
+        r#"CASE t.c WHEN Int64(1) THEN Utf8("one") END"#,
+        r#"CASE c WHEN 1 THEN one END"#,
+    ),
+    (
+        r#"CASE WHEN c > 1 THEN CASE WHEN a > 0 THEN 1 ELSE 2 END END"#,
+        r#"CASE WHEN t.c > Int64(1) THEN CASE WHEN t.a > Int64(0) THEN Int64(1) ELSE Int64(2) END END"#,
+        r#"CASE WHEN c > 1 THEN CASE WHEN a > 0 THEN 1 ELSE 2 END END"#,
+    ),
+    // Subqueries of every kind
+    (
+        r#"(SELECT max(v) FROM sub)"#,
+        r#"max(sub.v)"#,
+        r#"(SELECT max(sub.v) FROM sub)"#,
+    ),
+    (
+        r#"(SELECT max(v) FROM sub) + 1"#,
+        r#"max(sub.v) + Int64(1)"#,
+        r#"(SELECT max(sub.v) FROM sub) + 1"#,
+    ),
+    (
+        r#"c + (SELECT max(v) FROM sub) * 2"#,
+        r#"t.c + max(sub.v) * Int64(2)"#,
+        r#"c + (SELECT max(sub.v) FROM sub) * 2"#,
+    ),
+    (
+        r#"(SELECT v FROM sub WHERE sub.k = t.a)"#,
+        r#"v"#,
+        r#"(SELECT sub.v FROM sub WHERE sub.k = t.a)"#,
+    ),
+    (
+        r#"(SELECT count(*) FROM sub WHERE sub.k = t.c) > 0"#,
+        r#"count(*) > Int64(0)"#,
+        r#"(SELECT count(*) FROM sub WHERE sub.k = t.c) > 0"#,
+    ),
+    (
+        r#"EXISTS (SELECT 1 FROM sub WHERE sub.k = t.a)"#,
+        r#"EXISTS"#,
+        r#"EXISTS (SELECT 1 FROM sub WHERE sub.k = t.a)"#,
+    ),
+    (
+        r#"NOT EXISTS (SELECT 1 FROM sub)"#,
+        r#"NOT EXISTS"#,
+        r#"NOT EXISTS (SELECT 1 FROM sub)"#,
+    ),
+    (
+        r#"c IN (SELECT k FROM sub)"#,
+        r#"IN"#,
+        r#"c IN (SELECT sub.k FROM sub)"#,
+    ),
+    (
+        r#"c NOT IN (SELECT k FROM sub)"#,
+        r#"NOT IN"#,
+        r#"c NOT IN (SELECT sub.k FROM sub)"#,
+    ),
+    (
+        r#"c = ANY (SELECT k FROM sub)"#,
+        r#"t.c = ANY"#,
+        r#"c = ANY (SELECT sub.k FROM sub)"#,
+    ),
+    (
+        r#"c > ALL (SELECT k FROM sub)"#,
+        r#"t.c > ALL"#,
+        r#"c > ALL (SELECT sub.k FROM sub)"#,
+    ),
+    // Aggregates: FILTER, DISTINCT, ORDER BY, WITHIN GROUP, count(*)
+    (r#"sum(c)"#, r#"sum(t.c)"#, r#"sum(c)"#),
+    (r#"sum(c) + 1"#, r#"sum(t.c) + Int64(1)"#, r#"sum(c) + 1"#),
+    (r#"-sum(c)"#, r#"(- sum(t.c))"#, r#"-sum(c)"#),
+    (
+        r#"count(DISTINCT c)"#,
+        r#"count(DISTINCT t.c)"#,
+        r#"count(DISTINCT c)"#,
+    ),
+    (
+        r#"array_agg(DISTINCT c)"#,
+        r#"array_agg(DISTINCT t.c)"#,
+        r#"array_agg(DISTINCT c)"#,
+    ),
+    (
+        r#"sum(c) FILTER (WHERE c > 1)"#,
+        r#"sum(t.c) FILTER (WHERE t.c > Int64(1))"#,
+        r#"sum(c) FILTER (WHERE c > 1)"#,
+    ),
+    (r#"count(*)"#, r#"count(*)"#, r#"count(*)"#),
+    (r#"count(1)"#, r#"count(Int64(1))"#, r#"count(1)"#),
+    (
+        r#"count(*) + 1"#,
+        r#"count(*) + Int64(1)"#,
+        r#"count(*) + 1"#,
+    ),
+    (
+        r#"count(*) FILTER (WHERE c > 1)"#,
+        r#"count(*) FILTER (WHERE t.c > Int64(1))"#,
+        r#"count(*) FILTER (WHERE c > 1)"#,
+    ),
+    (
+        r#"array_agg(c ORDER BY a DESC)"#,
+        r#"array_agg(t.c) ORDER BY [t.a DESC NULLS FIRST]"#,
+        r#"array_agg(c ORDER BY a DESC)"#,
+    ),
+    (
+        r#"string_agg(s, ',' ORDER BY s)"#,
+        r#"string_agg(t.s,Utf8(",")) ORDER BY [t.s ASC NULLS LAST]"#,
+        r#"string_agg(s, ',' ORDER BY s)"#,
+    ),
+    (
+        r#"first_value(c ORDER BY a)"#,
+        r#"first_value(t.c) ORDER BY [t.a ASC NULLS LAST]"#,
+        r#"first_value(c ORDER BY a)"#,
+    ),
+    (
+        r#"percentile_cont(0.5) WITHIN GROUP (ORDER BY c)"#,
+        r#"percentile_cont(Float64(0.5)) WITHIN GROUP [t.c ASC NULLS LAST]"#,
+        r#"percentile_cont(0.5) WITHIN GROUP (ORDER BY c)"#,
+    ),
+    (
+        r#"percentile_cont(0.5) WITHIN GROUP (ORDER BY c DESC)"#,
+        r#"percentile_cont(Float64(0.5)) WITHIN GROUP [t.c DESC NULLS FIRST]"#,
+        r#"percentile_cont(0.5) WITHIN GROUP (ORDER BY c DESC)"#,
+    ),
+    (
+        r#"percentile_cont(c, 0.5 ORDER BY c)"#,
+        r#"percentile_cont(Float64(0.5)) WITHIN GROUP [t.c ASC NULLS LAST]"#,
+        r#"percentile_cont(0.5) WITHIN GROUP (ORDER BY c)"#,
+    ),
+    (
+        r#"approx_percentile_cont(0.5) WITHIN GROUP (ORDER BY c)"#,
+        r#"approx_percentile_cont(Float64(0.5)) WITHIN GROUP [t.c ASC NULLS LAST]"#,
+        r#"approx_percentile_cont(0.5) WITHIN GROUP (ORDER BY c)"#,
+    ),
+    (
+        r#"approx_percentile_cont_with_weight(c, 0.5) WITHIN GROUP (ORDER BY a)"#,
+        r#"approx_percentile_cont_with_weight(t.c,Float64(0.5)) WITHIN GROUP [t.a ASC NULLS LAST]"#,
+        r#"approx_percentile_cont_with_weight(c, 0.5) WITHIN GROUP (ORDER BY a)"#,
+    ),
+    (
+        r#"array_agg(s)[1]"#,
+        r#"nth_value(t.s,Int64(1))"#,
+        r#"nth_value(s, 1)"#,
+    ),
+    // Window functions
+    (
+        r#"row_number() OVER (ORDER BY a)"#,
+        r#"row_number() ORDER BY [t.a ASC NULLS LAST] RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"#,
+        r#"row_number() OVER (ORDER BY a)"#,
+    ),
+    (
+        r#"sum(c) FILTER (WHERE c > 1) OVER (ORDER BY a)"#,
+        r#"sum(t.c) FILTER (WHERE t.c > Int64(1)) ORDER BY [t.a ASC NULLS LAST] RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"#,
+        r#"sum(c) FILTER (WHERE c > 1) OVER (ORDER BY a)"#,
+    ),
+    (
+        r#"lag(c, 1) OVER (PARTITION BY a ORDER BY c)"#,
+        r#"lag(t.c,Int64(1)) PARTITION BY [t.a] ORDER BY [t.c ASC NULLS LAST] RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"#,
+        r#"lag(c, 1) OVER (PARTITION BY a ORDER BY c)"#,
+    ),
+    (
+        r#"sum(c) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"#,
+        r#"sum(t.c) ORDER BY [t.a ASC NULLS LAST] ROWS BETWEEN 1 PRECEDING AND CURRENT ROW"#,
+        r#"sum(c) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"#,
+    ),
+    (
+        r#"first_value(c) OVER (PARTITION BY a ORDER BY c RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING)"#,
+        r#"first_value(t.c) PARTITION BY [t.a] ORDER BY [t.c ASC NULLS LAST] RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING"#,
+        r#"first_value(c) OVER (PARTITION BY a ORDER BY c RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING)"#,
+    ),
+    (
+        r#"-sum(c) OVER ()"#,
+        r#"(- sum(t.c) ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"#,
+        r#"-sum(c) OVER ()"#,
+    ),
+    (
+        r#"first_value(c) IGNORE NULLS OVER (ORDER BY a)"#,
+        r#"first_value(t.c) IGNORE NULLS ORDER BY [t.a ASC NULLS LAST] RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"#,
+        r#"first_value(c) IGNORE NULLS OVER (ORDER BY a)"#,
+    ),
+    (
+        r#"count(*) OVER ()"#,
+        r#"count(*) ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"#,
+        r#"count(*) OVER ()"#,
+    ),
+    (
+        r#"count(*) OVER (ORDER BY a)"#,
+        r#"count(*) ORDER BY [t.a ASC NULLS LAST] RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"#,
+        r#"count(*) OVER (ORDER BY a)"#,
+    ),
+    (
+        r#"count(*) FILTER (WHERE c > 1) OVER (ORDER BY a)"#,
+        r#"count(*) FILTER (WHERE t.c > Int64(1)) ORDER BY [t.a ASC NULLS LAST] RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"#,
+        r#"count(*) FILTER (WHERE c > 1) OVER (ORDER BY a)"#,
+    ),
+];
+
+/// One row of every column type the forms need, and a table to subquery.
+async fn forms_context(pretty: bool) -> Result<SessionContext> {
+    let config = SessionConfig::new()
+        .with_target_partitions(1)
+        .set_bool(OPTION, pretty);
+    let ctx = SessionContext::new_with_config(config);
+    for sql in [
+        "CREATE TABLE t AS SELECT 1 AS a, true AS b, 2 AS c, DATE '2020-01-01' AS d, \
+         TIMESTAMP '2020-01-01 00:00:00' AS ts, 'x' AS s, [1, 2, 3] AS arr, \
+         named_struct('f', 1, 'g', 'h') AS st, MAP {'k': 1} AS m",
+        "CREATE TABLE sub AS SELECT 1 AS k, 10 AS v",
+    ] {
+        ctx.sql(sql).await?.collect().await?;
+    }
+    Ok(ctx)
+}
+
+#[tokio::test]
+async fn every_expression_form() -> Result<()> {
+    let mut wrong = Vec::new();
+    for pretty in [false, true] {
+        let ctx = forms_context(pretty).await?;
+        for (typed, off, on) in FORMS {
+            let df = ctx.sql(&format!("SELECT {typed} FROM t")).await?;
+            let name = df.schema().field(0).name().clone();
+            // Every labeled query must also run.
+            df.collect().await?;
+            let expected = if pretty { on } else { off };
+            if name != *expected {
+                wrong.push(format!(
+                    "{typed} (option {}): `{name}`, expected `{expected}`",
+                    if pretty { "on" } else { "off" }
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    Ok(())
+}
+
 #[tokio::test]
 async fn set_and_reset_through_sql() {
     let ctx = SessionContext::new();

@@ -26,8 +26,9 @@
 //!
 //! Instead, once the whole query is planned, each output column is traced
 //! down the plan to the expression that produced it, which is rendered as SQL
-//! with [`Expr::human_display`]: literals plain, columns unqualified, windows
-//! as `name(args) OVER (...)` without default parts. The topmost projection
+//! by [`sql_text`](self::sql_text): literals as values, columns unqualified,
+//! operators parenthesized as SQL reads them, windows as `name(args) OVER
+//! (...)` without default parts. The topmost projection
 //! then aliases each column to its label (the query's own, when it is on top;
 //! otherwise one added above the plan). The keys inside the plan never change,
 //! so name resolution, `ORDER BY`/`HAVING` references, views and the DataFrame
@@ -51,6 +52,9 @@ use datafusion_expr::{Expr, LogicalPlan, WindowFrame, WindowFrameBound};
 use sqlparser::ast::{Query, SelectItem, SetExpr};
 
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
+
+mod sql_text;
+use sql_text::{is_count_star_alias, mark_count_star, sort_text, sql_text};
 
 impl<S: ContextProvider> SqlToRel<'_, S> {
     /// Plans a top-level query statement, then labels its output columns when
@@ -238,7 +242,7 @@ pub fn label_for(plan: &LogicalPlan, index: usize) -> Option<String> {
             name,
             ..
         }) => Some(name),
-        expr => Some(expr.human_display().to_string()),
+        expr => sql_text(&expr),
     }
 }
 
@@ -250,6 +254,13 @@ fn trace(plan: &LogicalPlan, index: usize) -> Option<Expr> {
     match plan {
         LogicalPlan::Projection(Projection { expr, input, .. }) => {
             match expr.get(index)? {
+                // The planner's alias that names a `count(1)` as typed,
+                // `count(*)`, is shown with the call rendered.
+                alias @ Expr::Alias(Alias { expr, name, .. })
+                    if is_count_star_alias(expr, name) =>
+                {
+                    Some(labeled(&sql_text(&resolve_columns(alias, input)?)?))
+                }
                 Expr::Alias(Alias { name, .. }) => Some(labeled(name)),
                 Expr::Column(column) => {
                     trace(input, index_of_column(input.schema(), column, index)?)
@@ -351,7 +362,7 @@ fn index_of_column(schema: &DFSchema, column: &Column, hint: usize) -> Option<us
     schema.maybe_index_of_column(column)
 }
 
-/// A column named after `label`, which `human_display` shows as it is.
+/// A column named after `label`, which a label shows as it is.
 fn labeled(label: &str) -> Expr {
     Expr::Column(Column::new_unqualified(label))
 }
@@ -360,7 +371,7 @@ fn labeled(label: &str) -> Expr {
 /// expression. `None` when any of them cannot be traced.
 fn resolve_columns(expr: &Expr, input: &LogicalPlan) -> Option<Expr> {
     let schema = input.schema();
-    expr.clone()
+    mark_count_star(expr.clone())
         .transform_up(|e| match e {
             Expr::Column(column) => {
                 let index = schema.maybe_index_of_column(&column);
@@ -417,8 +428,8 @@ fn window_label(expr: &Expr, input: &LogicalPlan) -> Option<String> {
         label.push_str(&format!(" {null_treatment}"));
     }
     if let Some(filter) = filter {
-        let filter = resolve_columns(filter, input)?;
-        label.push_str(&format!(" FILTER (WHERE {})", filter.human_display()));
+        let filter = sql_text(&resolve_columns(filter, input)?)?;
+        label.push_str(&format!(" FILTER (WHERE {filter})"));
     }
 
     let mut over = Vec::new();
@@ -462,17 +473,16 @@ fn default_window_frame(order_by: &[Sort], schema: &DFSchema) -> WindowFrame {
 fn render_list(exprs: &[Expr], input: &LogicalPlan) -> Option<String> {
     let rendered = exprs
         .iter()
-        .map(|e| Some(resolve_columns(e, input)?.human_display().to_string()))
+        .map(|e| sql_text(&resolve_columns(e, input)?))
         .collect::<Option<Vec<_>>>()?;
     Some(rendered.join(", "))
 }
 
 fn render_sort(sort: &Sort, input: &LogicalPlan) -> Option<String> {
-    let sort = Sort {
+    sort_text(&Sort {
         expr: resolve_columns(&sort.expr, input)?,
         ..sort.clone()
-    };
-    Some(sort.human_display().to_string())
+    })
 }
 
 fn render_frame(frame: &WindowFrame) -> String {
