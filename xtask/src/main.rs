@@ -12,6 +12,7 @@ mod cargo;
 mod config;
 mod fsutil;
 mod git;
+mod label_check;
 mod lint;
 mod patch;
 mod slt;

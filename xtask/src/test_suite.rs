@@ -20,6 +20,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::config::ForkConfig;
 use crate::fsutil::list_files;
+use crate::label_check;
 use crate::lint;
 use crate::slt::{self, FileResult, Origin, SltRun, Status};
 use crate::test_build::{self, Kind, Target};
@@ -208,6 +209,11 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
 
         for (option, value) in FORCED_OPTIONS {
             eprintln!("== slt files again with {option} = {value}");
+            let label_dir = root.join("target").join("xtask").join("labels");
+            if label_dir.exists() {
+                std::fs::remove_dir_all(&label_dir)?;
+            }
+            std::fs::create_dir_all(&label_dir)?;
             let forced = SltRun {
                 root,
                 runner,
@@ -224,11 +230,19 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
                         slt::ERRS_PER_FILE_LIMIT_ENV.to_string(),
                         "1000000".to_string(),
                     ),
+                    // Log every label, for the check below.
+                    (
+                        label_check::RECORD_LABELS_ENV.to_string(),
+                        label_dir.display().to_string(),
+                    ),
                 ],
                 label: &format!("slt-{option}"),
             }
             .run()?;
             summarize_forced(option, value, &results, &forced, &mut tally)?;
+            if *option == label_check::OPTION {
+                summarize_labels(&label_dir, &mut tally)?;
+            }
         }
     }
 
@@ -452,6 +466,39 @@ fn summarize_forced(
             .push(format!("  FAILED {} (log: {})", r.file, r.log.display()));
     }
     tally.failed += real.len();
+    Ok(())
+}
+
+/// Checks every label the forced run logged (see [`label_check`]), and lists
+/// them in `target/xtask/labels.txt`.
+fn summarize_labels(dir: &Path, tally: &mut Tally) -> Result<()> {
+    let report = label_check::read(dir)?;
+    let listing: String = report
+        .labels
+        .iter()
+        .map(|(label, name)| format!("{label}\t{name}\n"))
+        .collect();
+    let list = dir.with_file_name("labels.txt");
+    std::fs::write(&list, listing)?;
+    tally.lines.push(format!(
+        "column labels of the slt files: {} distinct, {} read worse than the name \
+         they replace (list: {})",
+        report.labels.len(),
+        report.faults.len(),
+        list.display()
+    ));
+    for (label, why) in &report.faults {
+        tally.lines.push(format!("  FAILED label `{label}`: {why}"));
+    }
+    if report.labels.is_empty() {
+        tally
+            .lines
+            .push("  FAILED no label was logged: the check saw nothing".to_string());
+        tally.failed += 1;
+    } else if report.faults.is_empty() {
+        tally.passed += 1;
+    }
+    tally.failed += report.faults.len();
     Ok(())
 }
 
