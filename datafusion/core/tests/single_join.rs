@@ -1058,3 +1058,82 @@ async fn random_decorrelated_shapes_match_substitution() -> Result<()> {
     assert!(per_use.iter().all(|&count| count > 0), "{per_use:?}");
     Ok(())
 }
+
+/// The physical plan of `sql`, as `EXPLAIN` prints it.
+async fn physical_plan_text(ctx: &SessionContext, sql: &str) -> Result<String> {
+    let plan = ctx.sql(sql).await?.create_physical_plan().await?;
+    Ok(datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(true)
+        .to_string())
+}
+
+/// Tables loaded the way `datafusion-cli` users load them, `CREATE TABLE ...
+/// AS SELECT` over parquet files, hold string views whose data buffers many
+/// batches share. Their byte statistics once counted a shared buffer per
+/// batch, so the small table looked larger than the big one and the hash
+/// join built on the big side (issue 13). Each buffer now counts once.
+#[tokio::test]
+async fn tables_loaded_from_parquet_build_on_the_small_side() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let customer = dir.path().join("customer.parquet");
+    let orders = dir.path().join("orders.parquet");
+    let config = SessionConfig::new()
+        .with_target_partitions(2)
+        .with_batch_size(1024);
+    // As in datafusion-cli, files can be queried by name.
+    let ctx = SessionContext::new_with_config(config).enable_url_table();
+    for sql in [
+        format!(
+            "COPY (SELECT CAST(value AS INT) AS c_custkey, \
+             'Customer#' || lpad(CAST(value AS VARCHAR), 9, '0') AS c_name \
+             FROM range(1, 10001)) TO '{}'",
+            customer.display()
+        ),
+        format!(
+            "COPY (SELECT CAST(value AS INT) AS o_orderkey, \
+             CAST(value * 7 % 10000 + 1 AS INT) AS o_custkey \
+             FROM range(1, 100001)) TO '{}'",
+            orders.display()
+        ),
+        format!(
+            "CREATE TABLE customer AS SELECT * FROM '{}'",
+            customer.display()
+        ),
+        format!(
+            "CREATE TABLE orders AS SELECT * FROM '{}'",
+            orders.display()
+        ),
+    ] {
+        ctx.sql(&sql).await?.collect().await?;
+    }
+
+    // The trap is set: counted batch by batch, as before, the 10K customers
+    // hold more bytes than the 100K orders.
+    let bytes_per_batch = |batches: Vec<RecordBatch>| -> usize {
+        batches.iter().map(|b| b.get_array_memory_size()).sum()
+    };
+    let customer_batches = ctx.table("customer").await?.collect().await?;
+    let orders_batches = ctx.table("orders").await?.collect().await?;
+    assert!(customer_batches[0].column(1).data_type() == &DataType::Utf8View);
+    assert!(
+        bytes_per_batch(customer_batches) > bytes_per_batch(orders_batches),
+        "the test no longer shows the over-count"
+    );
+
+    // Both the lookup and a plain join build their hash table on customer.
+    let lookup = physical_plan_text(
+        &ctx,
+        "SELECT o_orderkey, (SELECT c_name FROM customer WHERE c_custkey = o_custkey) \
+         FROM orders",
+    )
+    .await?;
+    assert!(lookup.contains("join_type=RightSingle"), "{lookup}");
+    let join = physical_plan_text(
+        &ctx,
+        "SELECT o_orderkey, c_name FROM orders JOIN customer ON c_custkey = o_custkey",
+    )
+    .await?;
+    // The left key of `on` is the build side's.
+    assert!(join.contains("on=[(c_custkey@"), "{join}");
+    Ok(())
+}
