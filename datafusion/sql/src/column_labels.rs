@@ -26,7 +26,7 @@
 //!
 //! Instead, once the whole query is planned, each output column is traced
 //! down the plan to the expression that produced it, which is rendered as SQL
-//! by [`sql_text`](self::sql_text): literals as values, columns unqualified,
+//! by [`sql_text()`]: literals as values, columns unqualified,
 //! operators parenthesized as SQL reads them, windows as `name(args) OVER
 //! (...)` without default parts. The topmost projection
 //! then aliases each column to its label (the query's own, when it is on top;
