@@ -20,7 +20,8 @@
 //! Many small random tables (NULL keys, duplicate keys, empty sides, skewed
 //! keys) are queried through SQL with random `target_partitions` and
 //! `batch_size`, with equality and non-equality correlations, in projections
-//! and filters. Each result is compared with a naive evaluation written here;
+//! and filters (on the outer side, on the looked-up value alone, which
+//! narrows the lookup side, and on both). Each result is compared with a naive evaluation written here;
 //! every case where an outer row meets a second matching row must fail with
 //! `Scalar subquery returned more than one row`. Seeds are fixed.
 
@@ -82,6 +83,66 @@ enum Placement {
     Projection,
     /// `SELECT o_id FROM o WHERE o_v > (subquery)`
     Filter,
+    /// `SELECT o_id FROM o WHERE (subquery) = c`: rejects NULL, so it narrows
+    /// the lookup side
+    ValueEquals(i32),
+    /// `SELECT o_id FROM o WHERE (subquery) >= c AND o_v IS NOT NULL`
+    ValueAtLeast(i32),
+    /// `SELECT o_id FROM o WHERE (subquery) IS NULL`: keeps NULL
+    ValueIsNull,
+    /// `SELECT o_id FROM o WHERE (subquery) = c OR o_v = c`: reads the outer
+    /// side
+    ValueEqualsOrOuter(i32),
+}
+
+impl Placement {
+    fn random(rng: &mut StdRng) -> Self {
+        let constant = rng.random_range(-20..20);
+        match rng.random_range(0..6) {
+            0 => Placement::Projection,
+            1 => Placement::Filter,
+            2 => Placement::ValueEquals(constant),
+            3 => Placement::ValueAtLeast(constant),
+            4 => Placement::ValueIsNull,
+            _ => Placement::ValueEqualsOrOuter(constant),
+        }
+    }
+
+    fn sql(self, subquery: &str) -> String {
+        let condition = match self {
+            Placement::Projection => return format!("SELECT o_id, {subquery} FROM o"),
+            Placement::Filter => format!("o_v > {subquery}"),
+            Placement::ValueEquals(c) => format!("{subquery} = {c}"),
+            Placement::ValueAtLeast(c) => {
+                format!("{subquery} >= {c} AND o_v IS NOT NULL")
+            }
+            Placement::ValueIsNull => format!("{subquery} IS NULL"),
+            Placement::ValueEqualsOrOuter(c) => format!("{subquery} = {c} OR o_v = {c}"),
+        };
+        format!("SELECT o_id FROM o WHERE {condition}")
+    }
+
+    /// Whether the outer row with `value` reaches the join: a filter on the
+    /// outer side alone runs first.
+    fn reaches_join(self, value: Option<i32>) -> bool {
+        !matches!(self, Placement::ValueAtLeast(_)) || value.is_some()
+    }
+
+    /// Whether the outer row with `value` and `looked_up` passes the filter.
+    fn keeps(self, value: Option<i32>, looked_up: Option<i32>) -> bool {
+        match self {
+            Placement::Projection => true,
+            Placement::Filter => {
+                matches!((value, looked_up), (Some(v), Some(l)) if v > l)
+            }
+            Placement::ValueEquals(c) => looked_up == Some(c),
+            Placement::ValueAtLeast(c) => {
+                looked_up.is_some_and(|l| l >= c) && value.is_some()
+            }
+            Placement::ValueIsNull => looked_up.is_none(),
+            Placement::ValueEqualsOrOuter(c) => looked_up == Some(c) || value == Some(c),
+        }
+    }
 }
 
 struct Table {
@@ -176,6 +237,9 @@ fn reference(
 ) -> Option<Vec<String>> {
     let mut lines = vec![];
     for (id, (&key, &value)) in outer.keys.iter().zip(&outer.values).enumerate() {
+        if !placement.reaches_join(value) {
+            continue;
+        }
         let matches: Vec<usize> = (0..inner.keys.len())
             .filter(|&row| correlation.matches(inner.keys[row], key))
             .collect();
@@ -183,18 +247,11 @@ fn reference(
             return None;
         }
         let looked_up = matches.first().and_then(|&row| inner.values[row]);
-        match placement {
-            Placement::Projection => {
-                let shown = looked_up.map_or_else(|| "NULL".into(), |v| v.to_string());
-                lines.push(format!("{id},{shown}"));
-            }
-            Placement::Filter => {
-                if let (Some(value), Some(looked_up)) = (value, looked_up)
-                    && value > looked_up
-                {
-                    lines.push(format!("{id}"));
-                }
-            }
+        if let Placement::Projection = placement {
+            let shown = looked_up.map_or_else(|| "NULL".into(), |v| v.to_string());
+            lines.push(format!("{id},{shown}"));
+        } else if placement.keeps(value, looked_up) {
+            lines.push(format!("{id}"));
         }
     }
     lines.sort();
@@ -240,8 +297,7 @@ async fn random_lookups_match_naive_evaluation() -> Result<()> {
             let correlation =
                 [Correlation::Equal, Correlation::Greater, Correlation::Band]
                     [rng.random_range(0..3)];
-            let placement =
-                [Placement::Projection, Placement::Filter][rng.random_range(0..2)];
+            let placement = Placement::random(&mut rng);
 
             let config = SessionConfig::new()
                 .with_target_partitions(target_partitions)
@@ -251,10 +307,7 @@ async fn random_lookups_match_naive_evaluation() -> Result<()> {
             register(&ctx, &mut rng, "i", "i", &inner)?;
 
             let subquery = format!("(SELECT i_v FROM i WHERE {})", correlation.sql());
-            let sql = match placement {
-                Placement::Projection => format!("SELECT o_id, {subquery} FROM o"),
-                Placement::Filter => format!("SELECT o_id FROM o WHERE o_v > {subquery}"),
-            };
+            let sql = placement.sql(&subquery);
             let context = format!(
                 "seed {seed} case {case}: {sql} (target_partitions {target_partitions}, \
                  batch_size {batch_size})\nouter keys {:?}\ninner keys {:?}",
