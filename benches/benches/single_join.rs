@@ -5,9 +5,18 @@
 //! gain or cost.
 //!
 //! The data is TPC-H, generated in process by `tpchgen-arrow` (scale factor
-//! 1 under `cargo bench`, 0.01 in test mode). Each shape runs with and
-//! without a declared primary key on the looked-up table: with one, the
-//! planner proves the lookup unique and plans a plain left join.
+//! 1 under `cargo bench`, 0.01 in test mode). Each shape runs on four
+//! sessions:
+//!
+//! - `nokey` and `key`: the generated batches as in-memory tables, without
+//!   and with a declared primary key on the looked-up table (with one, the
+//!   planner proves the lookup unique and plans a plain left join);
+//! - `parquet_external` and `parquet_in_memory`: the same tables written to
+//!   parquet files and loaded the way `datafusion-cli` users load them,
+//!   `CREATE EXTERNAL TABLE ... STORED AS PARQUET` and `CREATE TABLE ... AS
+//!   SELECT * FROM 'file.parquet'` (in memory, strings as `Utf8View`). The
+//!   files are kept in the system's temporary directory, where
+//!   `benches/duckdb_single_join.py` runs the same queries in DuckDB.
 //!
 //! Under `cargo bench` the row counts and each variant's peak memory are
 //! printed first: the most memory DataFusion's operators reserved at once,
@@ -47,7 +56,7 @@ struct Shape {
     subquery: &'static str,
 }
 
-const SHAPES: [Shape; 5] = [
+const SHAPES: [Shape; 6] = [
     Shape {
         name: "projection_orders_customer",
         sql: "SELECT o_orderkey, {lookup} FROM orders",
@@ -67,6 +76,11 @@ const SHAPES: [Shape; 5] = [
         name: "filter_orders_customer",
         sql: "SELECT o_orderkey FROM orders WHERE o_totalprice > {lookup}",
         subquery: "SELECT {value}(c_acctbal) FROM customer WHERE c_custkey = o_custkey",
+    },
+    Shape {
+        name: "filter_looked_up_value",
+        sql: "SELECT o_orderkey FROM orders WHERE {lookup} = 'Customer#000000043'",
+        subquery: "SELECT {value}(c_name) FROM customer WHERE c_custkey = o_custkey",
     },
     Shape {
         name: "filter_non_pushable",
@@ -220,6 +234,50 @@ impl MemoryPool for PeakMemoryPool {
     }
 }
 
+/// The tables the shapes read, as the parquet files are named.
+const TABLES: [&str; 5] = ["customer", "orders", "part", "lineitem", "lineitem_sample"];
+
+/// Writes the generated tables to `<table>.parquet` files in a directory of
+/// the system's temporary directory, once per scale factor, and returns it.
+fn parquet_files(rt: &Runtime, tpch: &Tpch, scale: f64) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("fork-benches-tpch-sf{scale}"));
+    if dir.join("done").exists() {
+        return dir;
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    let ctx = context(tpch, false, Arc::new(PeakMemoryPool::default()));
+    for table in TABLES {
+        let path = dir.join(format!("{table}.parquet"));
+        let copy = format!("COPY (SELECT * FROM {table}) TO '{}'", path.display());
+        rt.block_on(run(&ctx, &copy)).unwrap();
+    }
+    std::fs::write(dir.join("done"), "").unwrap();
+    dir
+}
+
+/// A session over the parquet files in `dir`: external tables, or in-memory
+/// tables loaded from them.
+fn parquet_context(
+    rt: &Runtime,
+    dir: &std::path::Path,
+    in_memory: bool,
+) -> SessionContext {
+    let ctx = SessionContext::new().enable_url_table();
+    for table in TABLES {
+        let path = dir.join(format!("{table}.parquet"));
+        let create = if in_memory {
+            format!("CREATE TABLE {table} AS SELECT * FROM '{}'", path.display())
+        } else {
+            format!(
+                "CREATE EXTERNAL TABLE {table} STORED AS PARQUET LOCATION '{}'",
+                path.display()
+            )
+        };
+        rt.block_on(run(&ctx, &create)).unwrap();
+    }
+    ctx
+}
+
 fn context(tpch: &Tpch, keyed: bool, pool: Arc<PeakMemoryPool>) -> SessionContext {
     let config = SessionConfig::new();
     let partitions = config.target_partitions();
@@ -303,30 +361,43 @@ fn benchmarks(c: &mut Criterion) {
     let rt = Runtime::new().unwrap();
     let tpch = generate(scale);
     let pool = Arc::new(PeakMemoryPool::default());
+    let files = parquet_files(&rt, &tpch, scale);
+    // (name, session, whether the looked-up table has a declared key)
     let contexts = [
-        ("nokey", context(&tpch, false, Arc::clone(&pool))),
-        ("key", context(&tpch, true, Arc::clone(&pool))),
+        ("nokey", context(&tpch, false, Arc::clone(&pool)), false),
+        ("key", context(&tpch, true, Arc::clone(&pool)), true),
+        (
+            "parquet_external",
+            parquet_context(&rt, &files, false),
+            false,
+        ),
+        (
+            "parquet_in_memory",
+            parquet_context(&rt, &files, true),
+            false,
+        ),
     ];
     if bench_mode {
         let rows = |batches: &[RecordBatch]| -> usize {
             batches.iter().map(|b| b.num_rows()).sum()
         };
         println!(
-            "rows: customer {}, orders {}, part {}, lineitem {}",
+            "rows: customer {}, orders {}, part {}, lineitem {}; parquet files in {}",
             rows(&tpch.customer),
             rows(&tpch.orders),
             rows(&tpch.part),
-            rows(&tpch.lineitem)
+            rows(&tpch.lineitem),
+            files.display()
         );
     }
 
     // Both variants plan as intended and agree
-    for (key, ctx) in &contexts {
+    for (key, ctx, keyed) in &contexts {
         for shape in &SHAPES {
             let mut rows = vec![];
             for (variant, aggregate) in VARIANTS {
                 let sql = sql(shape, aggregate);
-                let single = variant == "single_join" && *key == "nokey";
+                let single = variant == "single_join" && !keyed;
                 rt.block_on(checked_plan(ctx, &sql, single));
                 rows.push(rt.block_on(run(ctx, &sql)).unwrap());
             }
@@ -335,7 +406,8 @@ fn benchmarks(c: &mut Criterion) {
     }
 
     if bench_mode {
-        for (key, ctx) in &contexts {
+        // The operators of the parquet sessions report to their own pools.
+        for (key, ctx, _) in &contexts[..2] {
             for shape in &SHAPES {
                 for (variant, aggregate) in VARIANTS {
                     let sql = sql(shape, aggregate);
@@ -350,7 +422,7 @@ fn benchmarks(c: &mut Criterion) {
         }
     }
 
-    for (key, ctx) in &contexts {
+    for (key, ctx, _) in &contexts {
         for shape in &SHAPES {
             let mut group = c.benchmark_group(format!("{}/{key}", shape.name));
             group.sample_size(10);
