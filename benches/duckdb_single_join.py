@@ -7,7 +7,7 @@ benchmark does (views over the files, and in-memory tables loaded from them),
 with the same number of threads, and prints the median time of each shape in
 its single-join form, the result fetched as Arrow as DataFusion returns it.
 
-DuckDB is not a dependency of the project: `pip install duckdb` first.
+DuckDB is not a dependency of the project: `pip install duckdb pyarrow` first.
 
     python3 benches/duckdb_single_join.py /tmp/fork-benches-tpch-sf1 [threads] [runs]
 """
@@ -37,12 +37,19 @@ SHAPES = {
 }
 
 
+def fetch_arrow(con, sql):
+    relation = con.sql(sql)
+    # DuckDB 2 names it `to_arrow_table`, earlier versions `arrow`.
+    fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+    return fetch()
+
+
 def median_ms(con, sql, runs):
-    con.execute(sql).fetch_arrow_table()  # warm-up
+    fetch_arrow(con, sql)  # warm-up
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        con.execute(sql).fetch_arrow_table()
+        fetch_arrow(con, sql)
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
 

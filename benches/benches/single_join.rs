@@ -39,6 +39,7 @@ use datafusion::execution::memory_pool::{
     MemoryPool, MemoryReservation, UnboundedMemoryPool,
 };
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::physical_plan::displayable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use futures::StreamExt;
@@ -278,6 +279,21 @@ fn parquet_context(
     ctx
 }
 
+/// `ctx` with the same tables, without the optimizer rule named `rule`.
+fn without_rule(ctx: &SessionContext, rule: &str) -> SessionContext {
+    let state = ctx.state();
+    let rules = state
+        .optimizers()
+        .iter()
+        .filter(|r| r.name() != rule)
+        .cloned()
+        .collect();
+    let state = SessionStateBuilder::new_from_existing(state)
+        .with_optimizer_rules(rules)
+        .build();
+    SessionContext::new_with_state(state)
+}
+
 fn context(tpch: &Tpch, keyed: bool, pool: Arc<PeakMemoryPool>) -> SessionContext {
     let config = SessionConfig::new();
     let partitions = config.target_partitions();
@@ -405,6 +421,28 @@ fn benchmarks(c: &mut Criterion) {
         }
     }
 
+    // The narrowing of the lookup side under a filter on the looked-up
+    // value, on and off, on tables loaded from parquet.
+    let narrowing_shape = &SHAPES[4];
+    assert_eq!(narrowing_shape.name, "filter_looked_up_value");
+    let narrowing_sql = sql(narrowing_shape, "");
+    let in_memory = &contexts[3].1;
+    let narrowing = [
+        ("on", in_memory.clone()),
+        ("off", without_rule(in_memory, "narrow_single_join")),
+    ];
+    let mut rows = vec![];
+    for (variant, ctx) in &narrowing {
+        let plan = rt.block_on(checked_plan(ctx, &narrowing_sql, true));
+        assert_eq!(
+            plan.contains("__duplicated"),
+            *variant == "on",
+            "{plan}"
+        );
+        rows.push(rt.block_on(run(ctx, &narrowing_sql)).unwrap());
+    }
+    assert_eq!(rows[0], rows[1]);
+
     if bench_mode {
         // The operators of the parquet sessions report to their own pools.
         for (key, ctx, _) in &contexts[..2] {
@@ -435,6 +473,14 @@ fn benchmarks(c: &mut Criterion) {
             group.finish();
         }
     }
+    let mut group = c.benchmark_group("narrow_single_join/parquet_in_memory");
+    group.sample_size(10);
+    for (variant, ctx) in &narrowing {
+        group.bench_function(*variant, |b| {
+            b.iter(|| black_box(rt.block_on(run(ctx, &narrowing_sql)).unwrap()))
+        });
+    }
+    group.finish();
 }
 
 criterion_group!(benches, benchmarks);
