@@ -434,11 +434,7 @@ fn benchmarks(c: &mut Criterion) {
     let mut rows = vec![];
     for (variant, ctx) in &narrowing {
         let plan = rt.block_on(checked_plan(ctx, &narrowing_sql, true));
-        assert_eq!(
-            plan.contains("__duplicated"),
-            *variant == "on",
-            "{plan}"
-        );
+        assert_eq!(plan.contains("__duplicated"), *variant == "on", "{plan}");
         rows.push(rt.block_on(run(ctx, &narrowing_sql)).unwrap());
     }
     assert_eq!(rows[0], rows[1]);

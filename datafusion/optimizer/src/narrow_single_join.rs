@@ -45,7 +45,7 @@ use std::sync::Arc;
 
 use datafusion_common::alias::AliasGenerator;
 use datafusion_common::tree_node::{Transformed, TreeNode};
-use datafusion_common::{Column, Result, TableReference};
+use datafusion_common::{Column, NullEquality, Result, TableReference};
 use datafusion_expr::logical_plan::{Filter, Join, JoinConstraint, JoinType};
 use datafusion_expr::utils::{conjunction, split_conjunction};
 use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, lit};
@@ -117,7 +117,7 @@ impl OptimizerRule for NarrowSingleJoin {
             Arc::clone(lookup),
             &keys,
             narrowing,
-            &join,
+            join.null_equality,
             config.alias_generator(),
         )?);
         match join.join_type {
@@ -188,9 +188,15 @@ fn narrow(
     lookup: Arc<LogicalPlan>,
     keys: &[Expr],
     narrowing: Expr,
-    join: &Join,
+    null_equality: NullEquality,
     alias_generator: &Arc<AliasGenerator>,
 ) -> Result<LogicalPlan> {
+    let columns = lookup
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect::<Vec<_>>();
     let alias = alias_generator.next(DUPLICATE_KEYS);
     let key_names = (0..keys.len())
         .map(|i| format!("__key_{i}"))
@@ -224,15 +230,14 @@ fn narrow(
     // The duplicate keys, usually none, are the build side.
     let marked = Join::try_new(
         Arc::new(duplicate_keys),
-        Arc::clone(&lookup),
+        lookup,
         on,
         None,
         JoinType::Right,
         JoinConstraint::On,
-        join.null_equality,
+        null_equality,
         false,
     )?;
-    let columns = lookup.schema().columns().into_iter().map(Expr::Column);
     LogicalPlanBuilder::from(LogicalPlan::Join(marked))
         .filter(narrowing.or(qualified(DUPLICATED).is_not_null()))?
         .project(columns)?
