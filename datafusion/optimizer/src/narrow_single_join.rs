@@ -40,6 +40,9 @@
 //! match sees it or, if the filter rejects it, NULL, which the filter above
 //! (kept as it is) rejects just the same. The join's own non-equality filter
 //! is unaffected: every row of a duplicated key stays.
+//!
+//! The lookup side is read twice, so it must return the same rows each time:
+//! one with a volatile expression or a `LIMIT` is left as it is.
 
 use std::sync::Arc;
 
@@ -96,7 +99,7 @@ impl OptimizerRule for NarrowSingleJoin {
             JoinType::RightSingle => &join.left,
             _ => return Ok(Transformed::no(LogicalPlan::Filter(filter))),
         };
-        if join.on.is_empty() || is_narrowed(lookup) {
+        if join.on.is_empty() || is_narrowed(lookup) || !is_repeatable(lookup)? {
             return Ok(Transformed::no(LogicalPlan::Filter(filter)));
         }
         let narrowing = narrowing_predicate(&filter, lookup)?;
@@ -166,6 +169,17 @@ fn narrowing_predicate(filter: &Filter, lookup: &LogicalPlan) -> Result<Option<E
         }
     }
     Ok(conjunction(narrowing))
+}
+
+/// Whether `lookup` returns the same rows each time it runs, as the narrowed
+/// side reads it twice: no volatile expression, and no `LIMIT`, which may
+/// keep different rows each time.
+fn is_repeatable(lookup: &LogicalPlan) -> Result<bool> {
+    let unrepeatable = lookup.exists(|plan| {
+        Ok(matches!(plan, LogicalPlan::Limit(_))
+            || plan.expressions().iter().any(Expr::is_volatile))
+    })?;
+    Ok(!unrepeatable)
 }
 
 /// Whether `lookup` was narrowed already, by an earlier pass.
@@ -349,6 +363,75 @@ mod tests {
             assert_eq!(optimized, plan);
         }
         Ok(())
+    }
+
+    #[test]
+    fn lookups_that_may_change_between_reads_are_not_narrowed() -> Result<()> {
+        let outer = table("o", &["k", "v"])?.build()?;
+        let random =
+            Expr::ScalarFunction(datafusion_expr::expr::ScalarFunction::new_udf(
+                Arc::new(datafusion_expr::ScalarUDF::new_from_impl(RandomUdf::new())),
+                vec![],
+            ));
+        let lookups = [
+            table("s", &["k", "v"])?.limit(0, Some(3))?.build()?,
+            table("s", &["k", "v"])?
+                .filter(random.lt(lit(0.5)))?
+                .build()?,
+        ];
+        for lookup in lookups {
+            let plan = LogicalPlanBuilder::from(outer.clone())
+                .join(
+                    lookup,
+                    JoinType::LeftSingle,
+                    (vec!["o.k"], vec!["s.k"]),
+                    None,
+                )?
+                .filter(col("s.v").eq(lit(3)))?
+                .build()?;
+            let optimized =
+                crate::Optimizer::with_rules(vec![Arc::new(NarrowSingleJoin::new())])
+                    .optimize(plan.clone(), &OptimizerContext::new(), |_, _| {})?;
+            assert_eq!(optimized, plan);
+        }
+        Ok(())
+    }
+
+    /// A volatile function without arguments, like `random()`.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    struct RandomUdf {
+        signature: datafusion_expr::Signature,
+    }
+
+    impl RandomUdf {
+        fn new() -> Self {
+            Self {
+                signature: datafusion_expr::Signature::nullary(
+                    datafusion_expr::Volatility::Volatile,
+                ),
+            }
+        }
+    }
+
+    impl datafusion_expr::ScalarUDFImpl for RandomUdf {
+        fn name(&self) -> &str {
+            "random"
+        }
+
+        fn signature(&self) -> &datafusion_expr::Signature {
+            &self.signature
+        }
+
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Float64)
+        }
+
+        fn invoke_with_args(
+            &self,
+            _: datafusion_expr::ScalarFunctionArgs,
+        ) -> Result<datafusion_expr::ColumnarValue> {
+            datafusion_common::internal_err!("only planned")
+        }
     }
 
     #[test]
