@@ -242,17 +242,28 @@ const TABLES: [&str; 5] = ["customer", "orders", "part", "lineitem", "lineitem_s
 /// the system's temporary directory, once per scale factor, and returns it.
 fn parquet_files(rt: &Runtime, tpch: &Tpch, scale: f64) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("fork-benches-tpch-sf{scale}"));
-    if dir.join("done").exists() {
+    if dir.exists() {
         return dir;
     }
-    std::fs::create_dir_all(&dir).unwrap();
+    // Written aside and renamed into place, so that a run never reads the
+    // files of another run that is still writing them.
+    let staging = std::path::PathBuf::from(format!(
+        "{}.partial-{}",
+        dir.display(),
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&staging).unwrap();
     let ctx = context(tpch, false, Arc::new(PeakMemoryPool::default()));
     for table in TABLES {
-        let path = dir.join(format!("{table}.parquet"));
+        let path = staging.join(format!("{table}.parquet"));
         let copy = format!("COPY (SELECT * FROM {table}) TO '{}'", path.display());
         rt.block_on(run(&ctx, &copy)).unwrap();
     }
-    std::fs::write(dir.join("done"), "").unwrap();
+    if std::fs::rename(&staging, &dir).is_err() {
+        // Another run finished first.
+        assert!(dir.exists(), "cannot move {} into place", staging.display());
+        std::fs::remove_dir_all(&staging).unwrap();
+    }
     dir
 }
 
