@@ -5,6 +5,8 @@
 //! the repository root, where it is laid out. `[workspace.metadata.fork]`
 //! pins the upstream release. Keeping both in the manifest cargo reads means
 //! the tool and the build can never disagree about which crates are patched.
+//! A patched crate of another project (Ballista) is pinned at its own release
+//! in `[workspace.metadata.fork.crate-versions]`.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -17,6 +19,9 @@ pub struct UpstreamCrate {
     pub name: String,
     /// Where it lives in the work tree, relative to the root, using `/`.
     pub path: String,
+    /// The exact release taken from crates.io: the pinned upstream release,
+    /// unless `crate-versions` names another.
+    pub version: String,
 }
 
 #[derive(Debug, Clone)]
@@ -36,20 +41,21 @@ impl ForkConfig {
 
     pub fn parse(text: &str) -> Result<Self> {
         let manifest: toml::Table = text.parse()?;
-        let version = manifest
+        let fork = manifest
             .get("workspace")
             .and_then(|w| w.get("metadata"))
-            .and_then(|m| m.get("fork"))
+            .and_then(|m| m.get("fork"));
+        let version = fork
             .and_then(|f| f.get("upstream-version"))
             .and_then(|v| v.as_str())
             .context("missing `workspace.metadata.fork.upstream-version`")?
             .to_string();
-        if version.is_empty() || !version.chars().all(|c| c.is_ascii_digit() || c == '.')
-        {
-            bail!(
-                "`upstream-version` must be an exact release such as 55.2.0, not `{version}`"
-            );
-        }
+        check_exact(&version).context("`upstream-version`")?;
+        let crate_versions = fork
+            .and_then(|f| f.get("crate-versions"))
+            .and_then(|v| v.as_table())
+            .cloned()
+            .unwrap_or_default();
         let patches = manifest
             .get("patch")
             .and_then(|p| p.get("crates-io"))
@@ -63,11 +69,24 @@ impl ForkConfig {
                 .with_context(|| {
                     format!("`[patch.crates-io]` entry `{name}` has no `path`")
                 })?;
+            let crate_version = match crate_versions.get(name) {
+                Some(v) => {
+                    let v = v.as_str().unwrap_or_default().to_string();
+                    check_exact(&v)
+                        .with_context(|| format!("`crate-versions.{name}`"))?;
+                    v
+                }
+                None => version.clone(),
+            };
             crates.push(UpstreamCrate {
                 name: name.clone(),
                 path: normalize_relative(path)
                     .with_context(|| format!("`[patch.crates-io]` entry `{name}`"))?,
+                version: crate_version,
             });
+        }
+        if let Some(name) = crate_versions.keys().find(|n| !patches.contains_key(*n)) {
+            bail!("`crate-versions` names `{name}`, which is not in `[patch.crates-io]`");
         }
         if crates.is_empty() {
             bail!("`[patch.crates-io]` is empty: there is nothing to lay out");
@@ -88,6 +107,14 @@ impl ForkConfig {
         }
         Ok(Self { version, crates })
     }
+}
+
+/// Fails unless `version` is an exact release such as `55.2.0`.
+fn check_exact(version: &str) -> Result<()> {
+    if version.is_empty() || !version.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        bail!("must be an exact release such as 55.2.0, not `{version}`");
+    }
+    Ok(())
 }
 
 /// A path inside the repository, as `a/b/c`: no `..`, not absolute.
@@ -135,6 +162,36 @@ datafusion-cli = { path = "./datafusion-cli" }
                 ("datafusion-cli", "datafusion-cli"),
                 ("datafusion-sql", "datafusion/sql")
             ]
+        );
+        assert!(config.crates.iter().all(|c| c.version == "55.2.0"));
+    }
+
+    #[test]
+    fn reads_the_release_of_a_crate_of_another_project() {
+        let text = format!(
+            "{MANIFEST}ballista-scheduler = {{ path = \"ballista/scheduler\" }}\n\
+             [workspace.metadata.fork.crate-versions]\nballista-scheduler = \"55.0.0\"\n"
+        );
+        let config = ForkConfig::parse(&text).unwrap();
+        let versions: Vec<_> = config
+            .crates
+            .iter()
+            .map(|c| (c.name.as_str(), c.version.as_str()))
+            .collect();
+        assert_eq!(
+            versions,
+            [
+                ("ballista-scheduler", "55.0.0"),
+                ("datafusion-cli", "55.2.0"),
+                ("datafusion-sql", "55.2.0")
+            ]
+        );
+        let unknown =
+            text.replace("\nballista-scheduler = \"55", "\nballista-core = \"55");
+        let err = ForkConfig::parse(&unknown).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("not in `[patch.crates-io]`"),
+            "{err:#}"
         );
     }
 

@@ -629,6 +629,7 @@ mod tests {
                 crates: vec![UpstreamCrate {
                     name: "fake".into(),
                     path: "crates/fake".into(),
+                    version: "1.0.0".into(),
                 }],
             };
             let pristine =

@@ -39,7 +39,7 @@ pub fn resolve(root: &Path, config: &ForkConfig) -> Result<PristineDirs> {
         .iter()
         .map(|c| {
             let dir = all.dirs.get(&c.name).with_context(|| {
-                format!("cargo did not resolve {} {}", c.name, config.version)
+                format!("cargo did not resolve {} {}", c.name, c.version)
             })?;
             Ok((c.name.clone(), dir.clone()))
         })
@@ -82,7 +82,7 @@ fn resolve_release(root: &Path, config: &ForkConfig) -> Result<Resolved> {
         );
     }
     let metadata: Value = serde_json::from_slice(&output.stdout)?;
-    let resolved = parse_metadata(&metadata, &config.version)?;
+    let resolved = parse_metadata(&metadata, config)?;
     std::fs::write(&cache_path, cache_text(&resolved))?;
     Ok(resolved)
 }
@@ -94,12 +94,14 @@ fn helper_manifest(config: &ForkConfig) -> String {
          [lib]\npath = \"lib.rs\"\n[workspace]\n[dependencies]\n",
     );
     for c in &config.crates {
-        text.push_str(&format!("{} = \"={}\"\n", c.name, config.version));
+        text.push_str(&format!("{} = \"={}\"\n", c.name, c.version));
     }
     text
 }
 
-fn parse_metadata(metadata: &Value, version: &str) -> Result<Resolved> {
+/// The registry crates of `metadata` that are patched, at their pinned
+/// release, or that belong to the pinned DataFusion release.
+fn parse_metadata(metadata: &Value, config: &ForkConfig) -> Result<Resolved> {
     let packages = metadata["packages"]
         .as_array()
         .context("no packages in cargo metadata")?;
@@ -109,10 +111,13 @@ fn parse_metadata(metadata: &Value, version: &str) -> Result<Resolved> {
         let from_registry = package["source"]
             .as_str()
             .is_some_and(|s| s.starts_with("registry+") || s.starts_with("sparse+"));
-        if name.starts_with("datafusion")
-            && package["version"] == version
-            && from_registry
-        {
+        let version = package["version"].as_str().unwrap_or_default();
+        let of_the_release = name.starts_with("datafusion") && version == config.version;
+        let patched = config
+            .crates
+            .iter()
+            .any(|c| c.name == name && c.version == version);
+        if (of_the_release || patched) && from_registry {
             let manifest = package["manifest_path"]
                 .as_str()
                 .context("no manifest_path")?;
@@ -149,7 +154,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keeps_only_registry_datafusion_crates_of_the_release() {
+    fn keeps_the_release_and_the_patched_crates_at_their_versions() {
         let metadata = serde_json::json!({"packages": [
             {"name": "datafusion-sql", "version": "55.2.0",
              "source": "registry+https://github.com/rust-lang/crates.io-index",
@@ -159,17 +164,36 @@ mod tests {
              "manifest_path": "/reg/datafusion-sql-54.0.0/Cargo.toml"},
             {"name": "fork-upstream", "version": "0.0.0", "source": null,
              "manifest_path": "/x/Cargo.toml"},
+            {"name": "ballista-core", "version": "55.0.0",
+             "source": "registry+https://github.com/rust-lang/crates.io-index",
+             "manifest_path": "/reg/ballista-core-55.0.0/Cargo.toml"},
+            {"name": "ballista-executor", "version": "55.0.0",
+             "source": "registry+https://github.com/rust-lang/crates.io-index",
+             "manifest_path": "/reg/ballista-executor-55.0.0/Cargo.toml"},
             {"name": "arrow", "version": "55.2.0",
              "source": "registry+https://github.com/rust-lang/crates.io-index",
              "manifest_path": "/reg/arrow/Cargo.toml"}
         ]});
-        let resolved = parse_metadata(&metadata, "55.2.0").unwrap();
+        let config = ForkConfig::parse(
+            "[workspace.metadata.fork]\nupstream-version = \"55.2.0\"\n\
+             [workspace.metadata.fork.crate-versions]\nballista-core = \"55.0.0\"\n\
+             [patch.crates-io]\ndatafusion-sql = { path = \"datafusion/sql\" }\n\
+             ballista-core = { path = \"ballista/core\" }\n",
+        )
+        .unwrap();
+        let resolved = parse_metadata(&metadata, &config).unwrap();
         assert_eq!(
             resolved.dirs,
-            PristineDirs::from([(
-                "datafusion-sql".to_string(),
-                PathBuf::from("/reg/datafusion-sql-55.2.0")
-            )])
+            PristineDirs::from([
+                (
+                    "ballista-core".to_string(),
+                    PathBuf::from("/reg/ballista-core-55.0.0")
+                ),
+                (
+                    "datafusion-sql".to_string(),
+                    PathBuf::from("/reg/datafusion-sql-55.2.0")
+                )
+            ])
         );
     }
 }
