@@ -30,7 +30,7 @@ use crate::patch::FilePatch;
 use crate::upstream::{self, PristineDirs};
 
 /// Our own crates in the workspace.
-const OUR_PACKAGES: &[&str] = &["fork-benches"];
+const OUR_PACKAGES: &[&str] = &["fork-benches", "fork-ballista"];
 
 /// Our targets inside upstream crates and in our own crates, besides their
 /// libraries. A target's name selects it in every package that has one.
@@ -49,6 +49,10 @@ const OUR_TARGETS: &[&str] = &[
     "pretty_column_names",
     "--bench",
     "correlated_subqueries",
+    "--test",
+    "distributed",
+    "--bin",
+    "fork-ballista",
 ];
 
 /// What we wrote: our own Rust files, and for each patched upstream Rust

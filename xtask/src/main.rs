@@ -45,6 +45,11 @@ commands:
                         sqllogictest suite; filters restrict the slt files
   cli [--release] [-- ARGS...]
                         sync, then build and run the patched datafusion-cli
+  ballista [--release] [scheduler|executor] [-- ARGS...]
+                        sync, then build and run on the fork's crates the
+                        Ballista client `fork-ballista` (a standalone
+                        scheduler and executor in process, or --remote
+                        df://HOST:PORT), or Ballista's scheduler or executor
   lint                  sync, then hold our code to upstream's bar: rustfmt,
                         clippy and rustdoc without warnings (run by test)
   bench NAME [CRITERION_ARGS...]
@@ -110,7 +115,23 @@ fn run(args: &[String]) -> Result<ExitCode> {
             };
             let release = parse_flags(flags, &["--release"])?.contains(&"--release");
             sync(&root, false)?;
-            run_cli(&root, release, passthrough)
+            run_binary(&root, &DATAFUSION_CLI, release, passthrough)
+        }
+        "ballista" => {
+            let (flags, passthrough) = match rest.iter().position(|a| a == "--") {
+                Some(i) => (&rest[..i], &rest[i + 1..]),
+                None => (rest, &[][..]),
+            };
+            let flags = parse_flags(flags, &["--release", "scheduler", "executor"])?;
+            let binary = if flags.contains(&"scheduler") {
+                &BALLISTA_SCHEDULER
+            } else if flags.contains(&"executor") {
+                &BALLISTA_EXECUTOR
+            } else {
+                &BALLISTA_CLIENT
+            };
+            sync(&root, false)?;
+            run_binary(&root, binary, flags.contains(&"--release"), passthrough)
         }
         "lint" => {
             parse_flags(rest, &[])?;
@@ -181,14 +202,57 @@ fn workspace(root: &Path) -> Result<Workspace> {
     Workspace::new(root, &config, &pristine)
 }
 
-fn run_cli(root: &Path, release: bool, args: &[String]) -> Result<ExitCode> {
+/// A program `cargo xtask` builds from the workspace and runs.
+struct Binary {
+    package: &'static str,
+    bin: &'static str,
+    /// Features of `package` the binary needs
+    features: &'static str,
+}
+
+const DATAFUSION_CLI: Binary = Binary {
+    package: "datafusion-cli",
+    bin: "datafusion-cli",
+    features: "",
+};
+
+const BALLISTA_CLIENT: Binary = Binary {
+    package: "fork-ballista",
+    bin: "fork-ballista",
+    features: "",
+};
+
+/// Ballista's scheduler and executor servers, built on the fork's crates
+const BALLISTA_SCHEDULER: Binary = Binary {
+    package: "fork-ballista",
+    bin: "fork-ballista-scheduler",
+    features: "servers",
+};
+
+const BALLISTA_EXECUTOR: Binary = Binary {
+    package: "fork-ballista",
+    bin: "fork-ballista-executor",
+    features: "servers",
+};
+
+fn run_binary(
+    root: &Path,
+    binary: &Binary,
+    release: bool,
+    args: &[String],
+) -> Result<ExitCode> {
     let mut cmd = cargo::command(root)?;
-    cmd.args(["run", "--quiet", "-p", "datafusion-cli"]);
+    cmd.args(["run", "--quiet", "-p", binary.package, "--bin", binary.bin]);
+    if !binary.features.is_empty() {
+        cmd.args(["--features", binary.features]);
+    }
     if release {
         cmd.arg("--release");
     }
     cmd.arg("--").args(args);
-    let status = cmd.status().context("running cargo for datafusion-cli")?;
+    let status = cmd
+        .status()
+        .with_context(|| format!("running cargo for {}", binary.bin))?;
     Ok(ExitCode::from(
         status.code().unwrap_or(1).clamp(0, 255) as u8
     ))

@@ -27,6 +27,8 @@ pub const PACKAGES: &[(&str, &str)] = &[
     ("datafusion-sqllogictest", "datafusion/sqllogictest"),
     ("datafusion-substrait", "datafusion/substrait"),
     ("fork-benches", "benches"),
+    ("fork-ballista", "ballista"),
+    ("ballista-scheduler", "ballista/scheduler"),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

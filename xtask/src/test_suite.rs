@@ -50,6 +50,10 @@ const CRATE_TESTS: &[(Target, &[&str])] = &[
     (bench("fork-benches", "pretty_column_names"), &[]),
     (bench("fork-benches", "single_join"), &[]),
     (bench("fork-benches", "correlated_subqueries"), &[]),
+    // The same plans on Ballista: Ballista's scheduler tests with our patches
+    // (ours among them), and a standalone scheduler and executor
+    (lib("ballista-scheduler"), &[]),
+    (test("fork-ballista", "distributed"), &[]),
 ];
 
 /// Upstream's sqllogictest runner.
