@@ -20,8 +20,8 @@
 //!
 //! DataFusion optimizes a plan for one process. Ballista then cuts it at its
 //! exchanges into stages, and each stage into tasks that may run on different
-//! executors. Two promises of the single-process plan do not survive that
-//! cut by themselves:
+//! executors. Three things the single-process plan relies on do not survive
+//! that cut by themselves:
 //!
 //! - **State shared by the partitions of an operator.** A
 //!   [`NestedLoopJoinExec`] collects its build (left) side once and shares it,
@@ -42,15 +42,13 @@
 //!   particular order, so wherever a planner swaps an operator for a shuffle
 //!   or reshapes a join, the order the original promised is restored with a
 //!   sort of each partition ([`keep_ordering`]).
-//!
 //! - **An empty input of a join.** Adaptive planning replaces a stage found
 //!   empty by an `EmptyExec`, which cannot claim the hash partitioning a
 //!   partitioned join requires of it. When the join keeps its empty side (an
 //!   outer or single join), a repartition is planned over the `EmptyExec`,
 //!   becomes a new stage, runs, is found empty, and so on forever. The hash
-//!   exchanges that feed a join stay in place ([`join_hash_inputs`]).
-//!
-//! [`join_hash_inputs`]: crate::state::aqe::optimizer_rule::join_inputs::join_hash_inputs
+//!   exchanges that feed a join stay in place (`join_hash_inputs` in the
+//!   adaptive planner's `optimizer_rule::join_inputs`).
 //!
 //! [`collect_left_broadcast_safe`]: super::join_selection::collect_left_broadcast_safe
 
