@@ -53,6 +53,13 @@ const OUR_TARGETS: &[&str] = &[
     "distributed",
     "--bin",
     "fork-ballista",
+    "--bin",
+    "fork-ballista-scheduler",
+    "--bin",
+    "fork-ballista-executor",
+    // the two servers' command line options
+    "--features",
+    "fork-ballista/servers",
 ];
 
 /// What we wrote: our own Rust files, and for each patched upstream Rust
