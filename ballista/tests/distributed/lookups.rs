@@ -218,7 +218,7 @@ async fn lookups_run_in_several_stages() -> Result<()> {
             "s_small",
             "mode=CollectLeft, join_type=RightSingle",
         ),
-        ("o_small", "s_big", "mode=Partitioned, join_type="),
+        ("o_small", "s_big", "mode=Partitioned, join_type=LeftSingle"),
     ] {
         let sql = LOOKUPS[0].replace("{o}", outer).replace("{s}", lookup);
         let plan = distributed_plan(&ctx, &sql).await?;
