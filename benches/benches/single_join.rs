@@ -18,6 +18,10 @@
 //!   files are kept in the system's temporary directory, where
 //!   `benches/duckdb_single_join.py` runs the same queries in DuckDB.
 //!
+//! The three projections also run as a plain `LEFT JOIN` (`left_join`),
+//! which checks no duplicate (and has the same rows here, the keys being
+//! unique): the least work any plan of the lookup does.
+//!
 //! Under `cargo bench` the row counts and each variant's peak memory are
 //! printed first: the most memory DataFusion's operators reserved at once,
 //! and the growth of the process's resident high-water mark.
@@ -55,6 +59,9 @@ struct Shape {
     name: &'static str,
     sql: &'static str,
     subquery: &'static str,
+    /// The same rows as a plain left join, for the projections: a join that
+    /// checks no duplicate, the least any plan of the lookup does.
+    left_join: Option<&'static str>,
 }
 
 const SHAPES: [Shape; 6] = [
@@ -62,32 +69,47 @@ const SHAPES: [Shape; 6] = [
         name: "projection_orders_customer",
         sql: "SELECT o_orderkey, {lookup} FROM orders",
         subquery: "SELECT {value}(c_name) FROM customer WHERE c_custkey = o_custkey",
+        left_join: Some(
+            "SELECT o_orderkey, c_name FROM orders \
+             LEFT JOIN customer ON c_custkey = o_custkey",
+        ),
     },
     Shape {
         name: "projection_lineitem_part",
         sql: "SELECT l_orderkey, {lookup} FROM lineitem",
         subquery: "SELECT {value}(p_name) FROM part WHERE p_partkey = l_partkey",
+        left_join: Some(
+            "SELECT l_orderkey, p_name FROM lineitem \
+             LEFT JOIN part ON p_partkey = l_partkey",
+        ),
     },
     Shape {
         name: "projection_small_outer",
         sql: "SELECT l_orderkey, {lookup} FROM lineitem_sample",
         subquery: "SELECT {value}(o_totalprice) FROM orders WHERE o_orderkey = l_orderkey",
+        left_join: Some(
+            "SELECT l_orderkey, o_totalprice FROM lineitem_sample \
+             LEFT JOIN orders ON o_orderkey = l_orderkey",
+        ),
     },
     Shape {
         name: "filter_orders_customer",
         sql: "SELECT o_orderkey FROM orders WHERE o_totalprice > {lookup}",
         subquery: "SELECT {value}(c_acctbal) FROM customer WHERE c_custkey = o_custkey",
+        left_join: None,
     },
     Shape {
         name: "filter_looked_up_value",
         sql: "SELECT o_orderkey FROM orders WHERE {lookup} = 'Customer#000000043'",
         subquery: "SELECT {value}(c_name) FROM customer WHERE c_custkey = o_custkey",
+        left_join: None,
     },
     Shape {
         name: "filter_non_pushable",
         sql: "SELECT o_orderkey FROM orders \
               WHERE {lookup} > 0 OR o_totalprice > 300000",
         subquery: "SELECT {value}(c_acctbal) FROM customer WHERE c_custkey = o_custkey",
+        left_join: None,
     },
 ];
 
@@ -428,7 +450,11 @@ fn benchmarks(c: &mut Criterion) {
                 rt.block_on(checked_plan(ctx, &sql, single));
                 rows.push(rt.block_on(run(ctx, &sql)).unwrap());
             }
-            assert_eq!(rows[0], rows[1], "{}/{key}", shape.name);
+            if let Some(left_join) = shape.left_join {
+                rt.block_on(checked_plan(ctx, left_join, false));
+                rows.push(rt.block_on(run(ctx, left_join)).unwrap());
+            }
+            assert!(rows.iter().all(|&r| r == rows[0]), "{}/{key}", shape.name);
         }
     }
 
@@ -475,6 +501,11 @@ fn benchmarks(c: &mut Criterion) {
                 let sql = sql(shape, aggregate);
                 group.bench_function(variant, |b| {
                     b.iter(|| black_box(rt.block_on(run(ctx, &sql)).unwrap()))
+                });
+            }
+            if let Some(left_join) = shape.left_join {
+                group.bench_function("left_join", |b| {
+                    b.iter(|| black_box(rt.block_on(run(ctx, left_join)).unwrap()))
                 });
             }
             group.finish();

@@ -1190,3 +1190,41 @@ async fn tables_loaded_from_parquet_build_on_the_small_side() -> Result<()> {
     assert!(join.contains("on=[(c_custkey@"), "{join}");
     Ok(())
 }
+
+/// The join that brings a decorrelated subquery back to its outer rows is
+/// NULL-safe only where a NULL can meet a NULL. A correlation by equality
+/// drops the subquery rows whose key is NULL, so there it is the plain
+/// equality of the join a user would write by hand; a correlation that needs
+/// the outer values themselves (here `<`) keeps them, NULL included, and
+/// joins NULL-safe. The answers of both are checked by the randomized tests
+/// above, NULL keys included.
+#[tokio::test]
+async fn equality_correlations_join_back_with_plain_equality() -> Result<()> {
+    let ctx = SessionContext::new();
+    for sql in [
+        "CREATE TABLE o(id INT, k INT, k2 INT) AS VALUES (1, 1, 10), (2, NULL, 20)",
+        "CREATE TABLE s(k INT, v INT) AS VALUES (1, 5), (NULL, 6), (1, 7)",
+    ] {
+        ctx.sql(sql).await?.collect().await?;
+    }
+    let null_safe_joins = |plan: &str| {
+        plan.lines()
+            .filter(|line| line.contains("HashJoinExec") && line.contains("NullsEqual"))
+            .count()
+    };
+
+    for equality in [
+        "SELECT id, (SELECT max(s.v) + o.k2 FROM s WHERE s.k = o.k) FROM o",
+        "SELECT id, (SELECT s.v FROM s WHERE s.k = o.k ORDER BY s.v LIMIT 1) FROM o",
+        "SELECT id, EXISTS (SELECT 1 FROM s WHERE s.k = o.k AND s.v > 5) FROM o",
+    ] {
+        let plan = physical_plan_text(&ctx, equality).await?;
+        assert!(plan.contains("HashJoinExec"), "{plan}");
+        assert_eq!(null_safe_joins(&plan), 0, "{plan}");
+    }
+
+    let non_equality = "SELECT id, (SELECT max(s.v) FROM s WHERE s.k < o.k) FROM o";
+    let plan = physical_plan_text(&ctx, non_equality).await?;
+    assert!(null_safe_joins(&plan) > 0, "{plan}");
+    Ok(())
+}

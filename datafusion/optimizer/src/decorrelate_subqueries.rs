@@ -621,6 +621,8 @@ struct Decorrelated {
     outer: Vec<Column>,
     tags: Vec<Column>,
     unique: bool,
+    /// See [`Tagged::non_null_tags`].
+    non_null_tags: bool,
 }
 
 /// `body` tagged with the outer values of `input` it reads, and those outer
@@ -636,6 +638,7 @@ fn tag_body(
             plan: body.clone(),
             tags: vec![],
             unique: body.max_rows().is_some_and(|rows| rows <= 1),
+            non_null_tags: true,
         }
     } else {
         let domain = Domain::new(input, outer.clone(), alias_generator)?;
@@ -693,11 +696,9 @@ impl Decorrelated {
         // Under NULL-safe equality a NULL value is a value: only a plan that
         // is unique on non-NULL tags is known to be unique
         let unique = tagged.unique
-            || (tags.iter().all(|tag| {
-                plan.schema()
-                    .qualified_field_from_column(tag)
-                    .is_ok_and(|(_, field)| !field.is_nullable())
-            }) && unique_on(&plan, &tags));
+            || ((tagged.non_null_tags
+                || tags.iter().all(|tag| !nullable_column(&plan, tag)))
+                && unique_on(&plan, &tags));
         Ok(Self {
             plan,
             alias,
@@ -705,10 +706,12 @@ impl Decorrelated {
             outer,
             tags,
             unique,
+            non_null_tags: tagged.non_null_tags,
         })
     }
 
-    /// `input` joined to this on the outer columns (NULL-safe).
+    /// `input` joined to this on the outer columns, NULL-safe where it
+    /// matters ([`outer_key_equality`]).
     fn join(
         self,
         input: &LogicalPlan,
@@ -720,13 +723,20 @@ impl Decorrelated {
             None if self.outer.is_empty() => Some(lit(true)),
             filter => filter,
         };
+        let null_equality = outer_key_equality(
+            input,
+            &self.outer,
+            &self.plan,
+            &self.tags,
+            self.non_null_tags,
+        );
         LogicalPlanBuilder::from(input.clone())
             .join_detailed(
                 self.plan,
                 join_type,
                 (self.outer, self.tags),
                 filter,
-                NullEquality::NullEqualsNull,
+                null_equality,
             )?
             .build()
     }
@@ -745,6 +755,38 @@ impl Decorrelated {
     fn mark(&self) -> Expr {
         Expr::Column(Column::new(Some(self.alias.clone()), "mark"))
     }
+}
+
+/// How outer columns of `input` meet the tags of `tagged` standing for them.
+///
+/// NULL-safe: the subquery run for a NULL outer value has an answer of its
+/// own, tagged NULL. Where no pair of an outer column and its tag can both be
+/// NULL, plain equality gives the same rows, and is the join a user would
+/// write by hand (and the one the physical join serves best).
+fn outer_key_equality(
+    input: &LogicalPlan,
+    outer: &[Column],
+    tagged: &LogicalPlan,
+    tags: &[Column],
+    non_null_tags: bool,
+) -> NullEquality {
+    let no_null_pair = non_null_tags
+        || outer.iter().zip(tags).all(|(outer, tag)| {
+            !nullable_column(input, outer) || !nullable_column(tagged, tag)
+        });
+    if no_null_pair {
+        NullEquality::NullEqualsNothing
+    } else {
+        NullEquality::NullEqualsNull
+    }
+}
+
+/// Whether `column` of `plan` may hold NULL (true where it is not found).
+fn nullable_column(plan: &LogicalPlan, column: &Column) -> bool {
+    !plan
+        .schema()
+        .qualified_field_from_column(column)
+        .is_ok_and(|(_, field)| !field.is_nullable())
 }
 
 /// The columns of `input` that `plan` reads as outer columns.
@@ -836,6 +878,7 @@ fn decorrelate_scalar_aggregate(
                 plan: aggregate.input.as_ref().clone(),
                 tags: vec![],
                 unique: false,
+                non_null_tags: true,
             },
             aggregate.aggr_expr.clone(),
         )
@@ -874,6 +917,7 @@ fn decorrelate_scalar_aggregate(
             plan: grouped,
             tags,
             unique: true,
+            non_null_tags: tagged.non_null_tags,
         },
         outer,
         alias_generator,
@@ -1009,6 +1053,7 @@ fn join_in(
                 plan: counted,
                 tags: decorrelated.tags.clone(),
                 unique: true,
+                non_null_tags: decorrelated.non_null_tags,
             },
             decorrelated.outer.clone(),
             alias_generator,
@@ -1128,13 +1173,15 @@ fn rewrite_lateral(
         .into_iter()
         .map(Expr::Column)
         .collect();
+    let null_equality =
+        outer_key_equality(&join.left, &outer, &plan, &tags, tagged.non_null_tags);
     let joined = LogicalPlanBuilder::from(join.left.as_ref().clone())
         .join_detailed(
             plan,
             join.join_type,
             (outer, tags),
             join.filter.clone(),
-            NullEquality::NullEqualsNull,
+            null_equality,
         )?
         .project(columns)?
         .build()?;

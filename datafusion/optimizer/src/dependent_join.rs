@@ -120,6 +120,10 @@ pub(crate) struct Tagged {
     pub(crate) tags: Vec<Column>,
     /// Whether `plan` holds at most one row per tag value.
     pub(crate) unique: bool,
+    /// Whether no row of `plan` has a NULL tag: tags bound by an equality
+    /// with an outer column, which a NULL never satisfies. Joining such a
+    /// plan back on the outer columns needs no NULL-safe equality.
+    pub(crate) non_null_tags: bool,
 }
 
 impl Tagged {
@@ -160,6 +164,7 @@ impl<'a> DependentJoin<'a> {
                     plan: LogicalPlanBuilder::from(input.plan).distinct()?.build()?,
                     tags: input.tags,
                     unique: false,
+                    non_null_tags: input.non_null_tags,
                 })
             }
             LogicalPlan::SubqueryAlias(alias) => self.push_subquery_alias(alias),
@@ -176,6 +181,7 @@ impl<'a> DependentJoin<'a> {
                     plan,
                     tags: input.tags,
                     unique: false,
+                    non_null_tags: input.non_null_tags,
                 })
             }
             other => not_impl_err!(
@@ -193,7 +199,13 @@ impl<'a> DependentJoin<'a> {
         let plan = LogicalPlanBuilder::from(plan.clone())
             .cross_join(domain)?
             .build()?;
-        Ok(Tagged { plan, tags, unique })
+        // The domain holds the NULL of a NULL outer value
+        Ok(Tagged {
+            plan,
+            tags,
+            unique,
+            non_null_tags: false,
+        })
     }
 
     /// The domain, under an alias of its own (it may appear more than once
@@ -228,6 +240,7 @@ impl<'a> DependentJoin<'a> {
                 .build()?,
             tags: input.tags,
             unique: input.unique,
+            non_null_tags: input.non_null_tags,
         })
     }
 
@@ -246,6 +259,7 @@ impl<'a> DependentJoin<'a> {
                 .build()?,
             tags: input.tags,
             unique: input.unique,
+            non_null_tags: input.non_null_tags,
         })
     }
 
@@ -305,6 +319,7 @@ impl<'a> DependentJoin<'a> {
             plan,
             tags,
             unique: false,
+            non_null_tags: true,
         }))
     }
 
@@ -376,6 +391,7 @@ impl<'a> DependentJoin<'a> {
                 plan,
                 tags: input.tags,
                 unique: false,
+                non_null_tags: input.non_null_tags,
             });
         }
 
@@ -425,6 +441,7 @@ impl<'a> DependentJoin<'a> {
             plan: LogicalPlanBuilder::from(joined).project(exprs)?.build()?,
             tags,
             unique: true,
+            non_null_tags: false,
         })
     }
 
@@ -450,6 +467,7 @@ impl<'a> DependentJoin<'a> {
             plan,
             tags: input.tags,
             unique: input.unique,
+            non_null_tags: input.non_null_tags,
         })
     }
 
@@ -551,6 +569,7 @@ impl<'a> DependentJoin<'a> {
             plan: builder.project(columns)?.build()?,
             tags: input.tags,
             unique: fetch.is_some_and(|fetch| fetch <= 1),
+            non_null_tags: input.non_null_tags,
         })
     }
 
@@ -567,6 +586,7 @@ impl<'a> DependentJoin<'a> {
                 .build()?,
             tags,
             unique: input.unique,
+            non_null_tags: input.non_null_tags,
         })
     }
 
@@ -600,12 +620,14 @@ impl<'a> DependentJoin<'a> {
                 | JoinType::RightMark
                 | JoinType::RightSingle
         );
-        let tags = match (&left, &right) {
-            (_, Some(right)) if keeps_right => right.tags.clone(),
-            (Some(left), _) => left.tags.clone(),
-            (None, Some(right)) => right.tags.clone(),
+        let tagged_side = match (&left, &right) {
+            (_, Some(right)) if keeps_right => right,
+            (Some(left), _) => left,
+            (None, Some(right)) => right,
             (None, None) => unreachable!("one side is pushed"),
         };
+        // A side whose tags are kept is never NULL-extended (full joins below)
+        let (tags, non_null_tags) = (tagged_side.tags.clone(), tagged_side.non_null_tags);
 
         // The join condition, on the tags; rows of the two sides meet only
         // within a tag
@@ -648,6 +670,7 @@ impl<'a> DependentJoin<'a> {
                 plan,
                 tags,
                 unique: false,
+                non_null_tags,
             });
         }
         // Either side may be missing from a row of a full join: its tags are
@@ -675,14 +698,17 @@ impl<'a> DependentJoin<'a> {
             plan: LogicalPlanBuilder::from(plan).project(exprs)?.build()?,
             tags,
             unique: false,
+            non_null_tags: left.non_null_tags && right.non_null_tags,
         })
     }
 
     fn push_union(&self, union: &Union) -> Result<Tagged> {
         let mut inputs = vec![];
         let mut tag_names = vec![];
+        let mut non_null_tags = true;
         for input in &union.inputs {
             let tagged = self.push(input)?;
+            non_null_tags &= tagged.non_null_tags;
             // Every branch lists its own columns, then the tags, in order
             let mut exprs: Vec<Expr> = input
                 .schema()
@@ -714,6 +740,7 @@ impl<'a> DependentJoin<'a> {
             plan,
             tags: tag_names.into_iter().map(Column::new_unqualified).collect(),
             unique: false,
+            non_null_tags,
         })
     }
 
