@@ -804,6 +804,14 @@ const DEPENDENT_JOIN_SHAPES: &[(&str, &str)] = &[
         "SELECT i_v FROM i WHERE i_k = {k} ORDER BY i_v DESC LIMIT 1",
     ),
     (
+        "top-1 of another column",
+        "SELECT i_w * 2 FROM i WHERE i_k = {k} ORDER BY i_v DESC NULLS LAST, i_w LIMIT 1",
+    ),
+    (
+        "top-1 nearest the outer value",
+        "SELECT i_v FROM i WHERE i_k = {k} ORDER BY abs(i_v - {v}), i_v LIMIT 1",
+    ),
+    (
         "offset",
         "SELECT i_v FROM i WHERE i_k = {k} ORDER BY i_v NULLS FIRST LIMIT 1 OFFSET 1",
     ),

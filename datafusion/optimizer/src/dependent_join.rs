@@ -36,8 +36,10 @@
 //!   row for every tag, the aggregates of an empty input where none matched
 //!   (the "count bug");
 //! - a window function also partitions by the tags;
-//! - a sort with a limit becomes a per-tag `row_number()` filter, and a sort
-//!   without one is dropped;
+//! - a sort with a limit becomes a per-tag `row_number()` filter (under a
+//!   projection that reads one column, `LIMIT 1` becomes that column's
+//!   `first_value` in the sort's order, grouped by the tags: no sort), and a
+//!   sort without a limit is dropped;
 //! - a union, distinct, unnest or subquery alias carries the tags through.
 //!
 //! Where a filter equates every outer column with an expression of its input
@@ -46,6 +48,7 @@
 //! tagged with a value no outer row has are harmless, as every operator above
 //! works per tag and the final join drops them; `D` is then never computed.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use datafusion_common::alias::AliasGenerator;
@@ -65,8 +68,9 @@ use datafusion_expr::logical_plan::{
 use datafusion_expr::utils::{conjunction, split_conjunction};
 use datafusion_expr::{
     BinaryExpr, Expr, ExprFunctionExt, ExprSchemable, FetchType, LogicalPlan,
-    LogicalPlanBuilder, Operator, SkipType, binary_expr, lit, when,
+    LogicalPlanBuilder, Operator, SkipType, SortExpr, binary_expr, lit, when,
 };
+use datafusion_functions_aggregate::first_last::first_value;
 use datafusion_functions_window::expr_fn::row_number;
 
 /// The outer columns a subquery reads, and the distinct values they take.
@@ -225,7 +229,15 @@ impl<'a> DependentJoin<'a> {
     }
 
     fn push_projection(&self, projection: &Projection) -> Result<Tagged> {
+        if let Some(first) = self.push_first_row_value(projection)? {
+            return self.project(projection, first);
+        }
         let input = self.push(&projection.input)?;
+        self.project(projection, input)
+    }
+
+    /// `projection` over `input`, the tagged form of its input.
+    fn project(&self, projection: &Projection, input: Tagged) -> Result<Tagged> {
         let scope = [Arc::clone(projection.input.schema())];
         let mut exprs = projection
             .expr
@@ -240,6 +252,58 @@ impl<'a> DependentJoin<'a> {
                 .build()?,
             tags: input.tags,
             unique: input.unique,
+            non_null_tags: input.non_null_tags,
+        })
+    }
+
+    /// `SELECT f(c) ... ORDER BY o LIMIT 1`, whose projection reads one
+    /// column `c` of the sort: [`Self::first_row_value`] of `c`. With two
+    /// columns read, two `first_value`s could take them from different rows
+    /// that tie in `o`: not used there.
+    fn push_first_row_value(&self, projection: &Projection) -> Result<Option<Tagged>> {
+        let Some(sort) = first_row_sort(&projection.input)? else {
+            return Ok(None);
+        };
+        if projection.expr.iter().any(contains_subquery) {
+            return Ok(None);
+        }
+        let read: HashSet<&Column> = projection
+            .expr
+            .iter()
+            .flat_map(|expr| expr.column_refs())
+            .collect();
+        let column = match Vec::from_iter(read).as_slice() {
+            [column] => (*column).clone(),
+            _ => return Ok(None),
+        };
+        self.first_row_value(&sort.input, &sort.expr, column)
+            .map(Some)
+    }
+
+    /// Per tag, `column` of the first row of `input` in `order`, as
+    /// `first_value(column ORDER BY order)` grouped by the tags: the tagged
+    /// form of `ORDER BY order LIMIT 1` where only `column` is read. One pass
+    /// over the rows, where the per-tag `row_number()` of
+    /// [`Self::per_tag_limit`] sorts them.
+    fn first_row_value(
+        &self,
+        input: &LogicalPlan,
+        order: &[SortExpr],
+        column: Column,
+    ) -> Result<Tagged> {
+        let scope = [Arc::clone(input.schema())];
+        let input = self.push(input)?;
+        let order_by = self.order_on_tags(order, &input.tags, &scope)?;
+        let value = first_value(Expr::Column(column.clone()), order_by)
+            .alias_qualified(column.relation.clone(), &column.name);
+        let group_expr = input.tag_exprs();
+        let plan = LogicalPlanBuilder::from(input.plan)
+            .aggregate(group_expr, [value])?
+            .build()?;
+        Ok(Tagged {
+            plan,
+            tags: input.tags,
+            unique: true,
             non_null_tags: input.non_null_tags,
         })
     }
@@ -525,21 +589,22 @@ impl<'a> DependentJoin<'a> {
     fn per_tag_limit(
         &self,
         input: &LogicalPlan,
-        order: &[datafusion_expr::SortExpr],
+        order: &[SortExpr],
         skip: usize,
         fetch: Option<usize>,
     ) -> Result<Tagged> {
+        // The first row of a one-column input is its column's first value
+        if let ([column], 0, Some(1), false) = (
+            input.schema().columns().as_slice(),
+            skip,
+            fetch,
+            order.is_empty(),
+        ) {
+            return self.first_row_value(input, order, column.clone());
+        }
         let scope = [Arc::clone(input.schema())];
         let input = self.push(input)?;
-        let order_by = order
-            .iter()
-            .map(|sort| {
-                Ok(datafusion_expr::SortExpr {
-                    expr: self.on_tags(&sort.expr, &input.tags, &scope)?,
-                    ..sort.clone()
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let order_by = self.order_on_tags(order, &input.tags, &scope)?;
         let row_number_name = self.alias_generator.next("__row_number");
         let numbered = row_number()
             .partition_by(input.tag_exprs())
@@ -571,6 +636,24 @@ impl<'a> DependentJoin<'a> {
             unique: fetch.is_some_and(|fetch| fetch <= 1),
             non_null_tags: input.non_null_tags,
         })
+    }
+
+    /// `order`, of an operator over inputs `scope`, on the tags.
+    fn order_on_tags(
+        &self,
+        order: &[SortExpr],
+        tags: &[Column],
+        scope: &[DFSchemaRef],
+    ) -> Result<Vec<SortExpr>> {
+        order
+            .iter()
+            .map(|sort| {
+                Ok(SortExpr {
+                    expr: self.on_tags(&sort.expr, tags, scope)?,
+                    ..sort.clone()
+                })
+            })
+            .collect()
     }
 
     fn push_subquery_alias(&self, alias: &SubqueryAlias) -> Result<Tagged> {
@@ -938,6 +1021,27 @@ fn not_distinct(left: Expr, right: Expr) -> Expr {
 }
 
 /// Whether `expr` holds a subquery.
+/// The sort of `ORDER BY ... LIMIT 1` without `OFFSET`: under a limit, or
+/// holding the fetch itself.
+fn first_row_sort(plan: &LogicalPlan) -> Result<Option<&Sort>> {
+    Ok(match plan {
+        LogicalPlan::Limit(limit) => match (
+            limit.get_skip_type()?,
+            limit.get_fetch_type()?,
+            limit.input.as_ref(),
+        ) {
+            (
+                SkipType::Literal(0),
+                FetchType::Literal(Some(1)),
+                LogicalPlan::Sort(sort),
+            ) if sort.fetch.is_none_or(|fetch| fetch >= 1) => Some(sort),
+            _ => None,
+        },
+        LogicalPlan::Sort(sort) if sort.fetch == Some(1) => Some(sort),
+        _ => None,
+    })
+}
+
 pub(crate) fn contains_subquery(expr: &Expr) -> bool {
     expr.exists(|expr| {
         Ok(matches!(
