@@ -272,12 +272,12 @@ impl<'a> DependentJoin<'a> {
             .iter()
             .flat_map(|expr| expr.column_refs())
             .collect();
-        let column = match Vec::from_iter(read).as_slice() {
-            [column] => (*column).clone(),
-            _ => return Ok(None),
-        };
-        self.first_row_value(&sort.input, &sort.expr, column)
-            .map(Some)
+        match Vec::from_iter(read).as_slice() {
+            [column] => self
+                .first_row_value(&sort.input, &sort.expr, column)
+                .map(Some),
+            _ => Ok(None),
+        }
     }
 
     /// Per tag, `column` of the first row of `input` in `order`, as
@@ -289,7 +289,7 @@ impl<'a> DependentJoin<'a> {
         &self,
         input: &LogicalPlan,
         order: &[SortExpr],
-        column: Column,
+        column: &Column,
     ) -> Result<Tagged> {
         let scope = [Arc::clone(input.schema())];
         let input = self.push(input)?;
@@ -600,7 +600,7 @@ impl<'a> DependentJoin<'a> {
             fetch,
             order.is_empty(),
         ) {
-            return self.first_row_value(input, order, column.clone());
+            return self.first_row_value(input, order, column);
         }
         let scope = [Arc::clone(input.schema())];
         let input = self.push(input)?;
