@@ -840,6 +840,14 @@ const DEPENDENT_JOIN_SHAPES: &[(&str, &str)] = &[
         "SELECT count(*) * 10 + {v} FROM i WHERE i_k = {k}",
     ),
     (
+        "outer column over an aggregate of the correlated column",
+        "SELECT sum(i_k) - count(i_k) + {v} FROM i WHERE i_k = {k}",
+    ),
+    (
+        "outer column over groups of the correlated column",
+        "SELECT max(i_v) + {v} FROM i WHERE i_k = {k} GROUP BY i_k",
+    ),
+    (
         "outer column in HAVING",
         "SELECT max(i_v) FROM i WHERE i_k = {k} HAVING max(i_v) > {v}",
     ),

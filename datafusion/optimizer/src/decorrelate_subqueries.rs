@@ -74,8 +74,8 @@ use datafusion_expr::{Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, lit,
 use datafusion_functions_aggregate::count::count;
 
 use crate::dependent_join::{
-    DependentJoin, Domain, Tagged, contains_subquery, empty_input_value,
-    refuse_outer_aggregates, replace_outer, stop_when,
+    DependentJoin, Domain, Tagged, aggregate_below_renames, contains_subquery,
+    empty_input_value, refuse_outer_aggregates, replace_outer, stop_when,
 };
 use crate::optimizer::ApplyOrder;
 use crate::push_down_filter::PushDownFilter;
@@ -904,9 +904,7 @@ fn decorrelate_scalar_aggregate(
     let mut group_expr: Vec<Expr> =
         tagged.tags.iter().cloned().map(Expr::Column).collect();
     group_expr.push(lit(true).alias(&matched.name));
-    let grouped = LogicalPlanBuilder::from(tagged.plan)
-        .aggregate(group_expr, aggr_expr)?
-        .build()?;
+    let grouped = aggregate_below_renames(tagged.plan, group_expr, aggr_expr)?;
     let tags = tagged
         .tags
         .iter()

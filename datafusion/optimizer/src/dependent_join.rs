@@ -297,9 +297,7 @@ impl<'a> DependentJoin<'a> {
         let value = first_value(Expr::Column(column.clone()), order_by)
             .alias_qualified(column.relation.clone(), &column.name);
         let group_expr = input.tag_exprs();
-        let plan = LogicalPlanBuilder::from(input.plan)
-            .aggregate(group_expr, [value])?
-            .build()?;
+        let plan = aggregate_below_renames(input.plan, group_expr, vec![value])?;
         Ok(Tagged {
             plan,
             tags: input.tags,
@@ -448,9 +446,7 @@ impl<'a> DependentJoin<'a> {
         let scalar = group_expr.is_empty();
         group_expr.extend(input.tag_exprs());
         if !scalar {
-            let plan = LogicalPlanBuilder::from(input.plan)
-                .aggregate(group_expr, aggr_expr)?
-                .build()?;
+            let plan = aggregate_below_renames(input.plan, group_expr, aggr_expr)?;
             return Ok(Tagged {
                 plan,
                 tags: input.tags,
@@ -464,9 +460,7 @@ impl<'a> DependentJoin<'a> {
         // aggregates of an empty input for the others.
         let matched = self.alias_generator.next("__matched");
         group_expr.push(lit(true).alias(&matched));
-        let grouped = LogicalPlanBuilder::from(input.plan)
-            .aggregate(group_expr, aggr_expr.clone())?
-            .build()?;
+        let grouped = aggregate_below_renames(input.plan, group_expr, aggr_expr)?;
         let grouped_alias = self.alias_generator.next("__grouped");
         let grouped = LogicalPlanBuilder::from(grouped)
             .alias(grouped_alias.clone())?
@@ -1020,7 +1014,6 @@ fn not_distinct(left: Expr, right: Expr) -> Expr {
     binary_expr(left, Operator::IsNotDistinctFrom, right)
 }
 
-/// Whether `expr` holds a subquery.
 /// The sort of `ORDER BY ... LIMIT 1` without `OFFSET`: under a limit, or
 /// holding the fetch itself.
 fn first_row_sort(plan: &LogicalPlan) -> Result<Option<&Sort>> {
@@ -1042,6 +1035,7 @@ fn first_row_sort(plan: &LogicalPlan) -> Result<Option<&Sort>> {
     })
 }
 
+/// Whether `expr` holds a subquery.
 pub(crate) fn contains_subquery(expr: &Expr) -> bool {
     expr.exists(|expr| {
         Ok(matches!(
@@ -1053,6 +1047,102 @@ pub(crate) fn contains_subquery(expr: &Expr) -> bool {
         ))
     })
     .unwrap_or(true)
+}
+
+/// `input` grouped by `group_expr`, computing `aggr_expr`.
+///
+/// Where `input` only selects and renames columns, as the projection that
+/// names the tags bound by equalities does (`o_custkey AS __domain_tag_1_0`),
+/// the aggregate reads the columns under their own names and the renames
+/// move above it: the aggregate a user writes by hand, over a scan that reads
+/// its columns without a projection of its own, and a rename the projections
+/// above absorb. The output is the same, under the same names.
+pub(crate) fn aggregate_below_renames(
+    input: LogicalPlan,
+    group_expr: Vec<Expr>,
+    aggr_expr: Vec<Expr>,
+) -> Result<LogicalPlan> {
+    let planned = LogicalPlanBuilder::from(input)
+        .aggregate(group_expr, aggr_expr)?
+        .build()?;
+    let LogicalPlan::Aggregate(aggregate) = &planned else {
+        return Ok(planned);
+    };
+    let (mut group_expr, mut aggr_expr) =
+        (aggregate.group_expr.clone(), aggregate.aggr_expr.clone());
+    if group_expr.iter().chain(&aggr_expr).any(contains_subquery) {
+        return Ok(planned);
+    }
+    // Through every projection of columns, as a projection on the tags may
+    // sit on the one that names them
+    let mut below = aggregate.input.as_ref();
+    while let LogicalPlan::Projection(renames) = below
+        && let Some(sources) = renamed_columns(renames)
+    {
+        let to_sources = |exprs: &[Expr]| {
+            exprs
+                .iter()
+                .map(|expr| read_renamed(expr, renames, &sources))
+                .collect::<Result<Vec<_>>>()
+        };
+        group_expr = to_sources(&group_expr)?;
+        aggr_expr = to_sources(&aggr_expr)?;
+        below = renames.input.as_ref();
+    }
+    if std::ptr::eq(below, aggregate.input.as_ref()) {
+        return Ok(planned);
+    }
+    // Two renames of one column grouped together would group by it twice
+    let Ok(below) = LogicalPlanBuilder::from(below.clone())
+        .aggregate(group_expr, aggr_expr)
+        .and_then(LogicalPlanBuilder::build)
+    else {
+        return Ok(planned);
+    };
+    let (names, columns) = (planned.schema().columns(), below.schema().columns());
+    if names.len() != columns.len() {
+        return Ok(planned);
+    }
+    let exprs = columns.into_iter().zip(names).map(|(column, name)| {
+        if column == name {
+            Expr::Column(column)
+        } else {
+            Expr::Column(column).alias_qualified(name.relation, name.name)
+        }
+    });
+    LogicalPlanBuilder::from(below).project(exprs)?.build()
+}
+
+/// The column each expression of `projection` reads, if each is a column,
+/// renamed or not.
+fn renamed_columns(projection: &Projection) -> Option<Vec<Column>> {
+    projection
+        .expr
+        .iter()
+        .map(|expr| match expr.clone().unalias() {
+            Expr::Column(column) => Some(column),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `expr` over `projection`, reading the columns of its input that
+/// `sources` says its columns are.
+fn read_renamed(
+    expr: &Expr,
+    projection: &Projection,
+    sources: &[Column],
+) -> Result<Expr> {
+    expr.clone()
+        .transform_up(|expr| match &expr {
+            Expr::Column(column) => match projection.schema.maybe_index_of_column(column)
+            {
+                Some(index) => Ok(Transformed::yes(Expr::Column(sources[index].clone()))),
+                None => plan_err!("no column {column} in the projection"),
+            },
+            _ => Ok(Transformed::no(expr)),
+        })
+        .data()
 }
 
 /// Refuses an aggregate of a subquery whose arguments read outer columns
