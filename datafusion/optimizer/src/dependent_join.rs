@@ -359,10 +359,20 @@ impl<'a> DependentJoin<'a> {
             .iter()
             .map(|conjunct| replace_outer(conjunct, &by_index, &scope))
             .collect::<Result<Vec<_>>>()?;
-        predicates.extend(bound.iter().map(|inner| inner.clone().is_not_null()));
-        let filtered = LogicalPlanBuilder::from(filter.input.as_ref().clone())
-            .filter(conjunction(predicates).expect("at least one conjunct"))?
-            .build()?;
+        // Where an expression may be NULL, its NULLs match no outer value (a
+        // filter the optimizer would drop again, in a pass of its own, where
+        // it cannot be NULL)
+        for inner in &bound {
+            if inner.nullable(filter.input.schema())? {
+                predicates.push(inner.clone().is_not_null());
+            }
+        }
+        let filtered = match conjunction(predicates) {
+            Some(predicate) => LogicalPlanBuilder::from(filter.input.as_ref().clone())
+                .filter(predicate)?
+                .build()?,
+            None => filter.input.as_ref().clone(),
+        };
         let mut exprs: Vec<Expr> = filtered
             .schema()
             .columns()
