@@ -19,11 +19,20 @@
 //! ```text
 //! cargo xtask bench correlated_subqueries
 //! ```
+//!
+//! With `PAIRED_ROUNDS=N`, each pair instead runs `N` rounds of the subquery
+//! and its rewrite back to back, and the ratio of each round is reported:
+//! a comparison that the host's drift between runs does not move.
+//!
+//! ```text
+//! PAIRED_ROUNDS=100 cargo bench -p fork-benches --bench correlated_subqueries
+//! ```
 
 use std::hint::black_box;
 use std::sync::Arc;
+use std::time::Instant;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::datasource::MemTable;
@@ -203,5 +212,84 @@ fn benchmarks(c: &mut Criterion) {
     }
 }
 
+/// With `PAIRED_ROUNDS` set, the number of paired rounds to run instead of
+/// the criterion benchmarks.
+fn paired_rounds() -> Option<usize> {
+    let rounds = std::env::var("PAIRED_ROUNDS").ok()?;
+    match rounds.parse() {
+        Ok(rounds) if rounds >= 2 => Some(rounds),
+        _ => panic!("PAIRED_ROUNDS must be a number of rounds, at least 2: {rounds}"),
+    }
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// Runs each pair `rounds` times at scale factor 1, the subquery and its
+/// rewrite back to back in alternating order, and prints the geometric mean
+/// of the rounds' ratios with its 95% confidence interval. Where the host's
+/// speed drifts between runs (as it does on a shared machine), both halves
+/// of a round see the same host, so the ratio holds still where the times
+/// of separate runs do not.
+fn paired(rounds: usize) {
+    let rt = Runtime::new().unwrap();
+    let ctx = context(1.0);
+    let run = |sql: &str| {
+        let start = Instant::now();
+        black_box(rt.block_on(collect(&ctx, sql)).unwrap());
+        start.elapsed().as_secs_f64()
+    };
+    println!(
+        "| benchmark | rounds | subquery (median) | hand-written (median) \
+         | subquery / hand-written, geometric mean (95% CI) |"
+    );
+    println!("| --- | --- | --- | --- | --- |");
+    for (name, subquery, rewrite, _) in PAIRS {
+        for _ in 0..3 {
+            run(subquery);
+            run(rewrite);
+        }
+        let (mut subquery_times, mut rewrite_times) = (vec![], vec![]);
+        for round in 0..rounds {
+            if round % 2 == 0 {
+                subquery_times.push(run(subquery));
+                rewrite_times.push(run(rewrite));
+            } else {
+                rewrite_times.push(run(rewrite));
+                subquery_times.push(run(subquery));
+            }
+        }
+        let log_ratios: Vec<f64> = subquery_times
+            .iter()
+            .zip(&rewrite_times)
+            .map(|(subquery, rewrite)| (subquery / rewrite).ln())
+            .collect();
+        let n = rounds as f64;
+        let mean = log_ratios.iter().sum::<f64>() / n;
+        let variance =
+            log_ratios.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let half_width = 1.96 * (variance / n).sqrt();
+        println!(
+            "| {name} | {rounds} | {:.2} ms | {:.2} ms | {:.3} ({:.3} to {:.3}) |",
+            median(subquery_times) * 1e3,
+            median(rewrite_times) * 1e3,
+            mean.exp(),
+            (mean - half_width).exp(),
+            (mean + half_width).exp(),
+        );
+    }
+}
+
 criterion_group!(benches, benchmarks);
-criterion_main!(benches);
+
+fn main() {
+    match paired_rounds() {
+        Some(rounds) => paired(rounds),
+        None => {
+            benches();
+            Criterion::default().configure_from_args().final_summary();
+        }
+    }
+}
