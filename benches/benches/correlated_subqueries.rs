@@ -21,8 +21,9 @@
 //! ```
 //!
 //! With `PAIRED_ROUNDS=N`, each pair instead runs `N` rounds of the subquery
-//! and its rewrite back to back, and the ratio of each round is reported:
-//! a comparison that the host's drift between runs does not move.
+//! and its rewrite back to back, and the geometric mean of the rounds'
+//! ratios is reported with its 95% confidence interval: a comparison that
+//! the host's drift between runs does not move.
 //!
 //! ```text
 //! PAIRED_ROUNDS=100 cargo bench -p fork-benches --bench correlated_subqueries
