@@ -70,7 +70,9 @@ use datafusion_expr::logical_plan::{
     SubqueryAlias, Window,
 };
 use datafusion_expr::utils::split_conjunction;
-use datafusion_expr::{Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, lit, when};
+use datafusion_expr::{
+    BinaryExpr, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, Operator, lit, when,
+};
 use datafusion_functions_aggregate::count::count;
 
 use crate::dependent_join::{
@@ -307,6 +309,180 @@ pub(crate) fn correlated_beyond(
         .any(|column| !outer.has_column(column)))
 }
 
+/// Whether [`DecorrelatePredicateSubquery`] must leave `conjunct`, a
+/// conjunct of a filter over an input of schema `outer`, to this rule.
+///
+/// Its semi, anti and mark joins answer an `IN` with true or false: right
+/// where the conjunct keeps only rows for which `IN` is true, so that NULL
+/// reads as false, and wrong where NULL must be told from false: a
+/// `NOT IN`, or an `IN` under `NOT`, `IS NULL` or any operator but `AND`
+/// and `OR`. Its null-aware anti join tells them apart for an uncorrelated
+/// `x NOT IN` whose needle is NULL where its columns are (not for
+/// `NULLIF(c, c)` over a column `c` that is never NULL) and for no
+/// correlated one: NULL in the subquery's values for one outer row must
+/// not decide for the others. These go to the mark join of [`join_in`],
+/// which counts the subquery's rows and non-NULL values per outer value.
+///
+/// It also pulls a correlation above an aggregate without `GROUP BY`,
+/// which returns one row on an empty input: `EXISTS (SELECT count(*) ...
+/// WHERE s.k = o.k)` is true for every outer row, the semi join true only
+/// where a row matches. The dependent join groups by the outer values and
+/// gives the others the aggregates of an empty input.
+///
+/// [`DecorrelatePredicateSubquery`]: crate::decorrelate_predicate_subquery::DecorrelatePredicateSubquery
+pub(crate) fn leave_conjunct_to_dependent_join(
+    conjunct: &Expr,
+    outer: &DFSchema,
+) -> Result<bool> {
+    let mut over_scalar_aggregate = false;
+    conjunct.apply(|expr| {
+        if let Expr::Exists(Exists { subquery, .. })
+        | Expr::InSubquery(InSubquery { subquery, .. }) = expr
+        {
+            over_scalar_aggregate =
+                scalar_aggregate_over_correlation(&subquery.subquery)?;
+        }
+        Ok(stop_when(over_scalar_aggregate))
+    })?;
+    if over_scalar_aggregate {
+        return Ok(true);
+    }
+    match conjunct {
+        // The shapes the semi and anti joins take
+        Expr::InSubquery(in_subquery) => {
+            in_needs_null_answer(in_subquery, true, true, outer)
+        }
+        Expr::Not(inner) => match inner.as_ref() {
+            Expr::InSubquery(in_subquery) => {
+                let negated = InSubquery {
+                    negated: !in_subquery.negated,
+                    ..in_subquery.clone()
+                };
+                in_needs_null_answer(&negated, true, true, outer)
+            }
+            _ => embedded_in_needs_null_answer(conjunct, true, outer),
+        },
+        _ => embedded_in_needs_null_answer(conjunct, true, outer),
+    }
+}
+
+/// Whether an `IN` in `expr` must answer NULL, where `expr` itself reads
+/// NULL as false if `positive`.
+fn embedded_in_needs_null_answer(
+    expr: &Expr,
+    positive: bool,
+    outer: &DFSchema,
+) -> Result<bool> {
+    match expr {
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::And | Operator::Or,
+            right,
+        }) if positive => Ok(embedded_in_needs_null_answer(left, true, outer)?
+            || embedded_in_needs_null_answer(right, true, outer)?),
+        Expr::InSubquery(in_subquery) => {
+            in_needs_null_answer(in_subquery, positive, false, outer)
+        }
+        _ => {
+            // Below any other operator, NULL and false differ
+            let mut needs = false;
+            expr.apply(|expr| {
+                if let Expr::InSubquery(in_subquery) = expr {
+                    needs = in_needs_null_answer(in_subquery, false, false, outer)?;
+                }
+                Ok(stop_when(needs))
+            })?;
+            Ok(needs)
+        }
+    }
+}
+
+/// Whether `in_subquery` must answer NULL where it is not true: under an
+/// operator that tells NULL from false (not `positive`), or negated.
+/// `top` where it is the conjunct itself, which an anti join takes.
+fn in_needs_null_answer(
+    in_subquery: &InSubquery,
+    positive: bool,
+    top: bool,
+    outer: &DFSchema,
+) -> Result<bool> {
+    let InSubquery {
+        expr: needle,
+        subquery,
+        negated,
+    } = in_subquery;
+    let value_nullable = subquery
+        .subquery
+        .schema()
+        .fields()
+        .first()
+        .is_none_or(|field| field.is_nullable());
+    if !needle.nullable(outer)? && !value_nullable {
+        return Ok(false);
+    }
+    if positive && !negated {
+        return Ok(false);
+    }
+    // The null-aware anti join: uncorrelated, and a needle whose NULLs are
+    // those of its column
+    let null_aware = top
+        && free_outer_columns(&subquery.subquery)?.is_empty()
+        && matches!(needle.as_ref(), Expr::Column(_));
+    Ok(!null_aware)
+}
+
+/// Whether `plan` holds an aggregate without `GROUP BY` with an outer
+/// reference below it.
+fn scalar_aggregate_over_correlation(plan: &LogicalPlan) -> Result<bool> {
+    let mut found = false;
+    plan.apply(|node| {
+        match node {
+            LogicalPlan::Subquery(_) => return Ok(TreeNodeRecursion::Jump),
+            LogicalPlan::Aggregate(aggregate) if aggregate.group_expr.is_empty() => {
+                found = correlated_below(&aggregate.input)?;
+            }
+            _ => {}
+        }
+        Ok(stop_when(found))
+    })?;
+    Ok(found)
+}
+
+/// `subquery`, the subquery of a set comparison (`x > ANY (subquery)`)
+/// over an input of schema `outer`, under a fresh alias where it outputs a
+/// column under a name `outer` also has.
+///
+/// [`RewriteSetComparison`] compares `x`, as an outer reference, with the
+/// subquery's column in a filter over the subquery. In `salary > ANY
+/// (SELECT salary FROM emp ...)` over `emp`, both are `emp.salary`, and
+/// once the comparison is pulled out of the subquery into a join the two
+/// can no longer be told apart. Under an alias of its own, the subquery's
+/// column is named apart from the outer one.
+///
+/// [`RewriteSetComparison`]: crate::rewrite_set_comparison::RewriteSetComparison
+pub(crate) fn named_apart(
+    subquery: Subquery,
+    outer: &DFSchema,
+    alias_generator: &AliasGenerator,
+) -> Result<Subquery> {
+    let schema = subquery.subquery.schema();
+    let clashes = schema.iter().any(|(qualifier, field)| {
+        qualifier.is_some_and(|qualifier| {
+            outer.has_column_with_qualified_name(qualifier, field.name())
+        })
+    });
+    if !clashes {
+        return Ok(subquery);
+    }
+    let aliased = LogicalPlanBuilder::from(Arc::unwrap_or_clone(subquery.subquery))
+        .alias(alias_generator.next("__set_comparison"))?
+        .build()?;
+    Ok(Subquery {
+        subquery: Arc::new(aliased),
+        ..subquery
+    })
+}
+
 /// `plan` with each of its subqueries that correlates in a join's `ON`
 /// normalized by [`PushDownFilter`], where that moves the correlation out of
 /// every `ON`: the shape-specific rules then pull it up in the next pass, as
@@ -351,14 +527,22 @@ fn push_correlation_out_of_joins(
 /// correlation reads a column it does not output (they cannot pull that up
 /// through its alias), or a window with a correlation below it (a correlated
 /// filter pulled above a window changes the rows the window sees), or an
-/// `OFFSET` above a correlation (they drop the limit of an `EXISTS`
-/// subquery, which is right only without an offset).
+/// aggregate over grouping sets with a correlation below it (pulled above
+/// it, the filter drops the row of the empty grouping set an outer row
+/// without input rows has), or an `OFFSET` above a correlation (they drop
+/// the limit of an `EXISTS` subquery, which is right only without an
+/// offset).
 pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
     match node {
         LogicalPlan::SubqueryAlias(SubqueryAlias { input, .. }) => {
             return correlates_dropped_column(input);
         }
         LogicalPlan::Window(Window { input, .. }) => return correlated_below(input),
+        LogicalPlan::Aggregate(Aggregate {
+            group_expr, input, ..
+        }) if matches!(group_expr.as_slice(), [Expr::GroupingSet(_)]) => {
+            return correlated_below(input);
+        }
         LogicalPlan::Limit(limit)
             if !matches!(limit.get_skip_type()?, SkipType::Literal(0)) =>
         {

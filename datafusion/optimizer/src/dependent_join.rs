@@ -73,6 +73,8 @@ use datafusion_expr::{
 use datafusion_functions_aggregate::first_last::first_value;
 use datafusion_functions_window::expr_fn::row_number;
 
+use crate::grouping_sets_union::grouping_sets_as_union;
+
 /// The outer columns a subquery reads, and the distinct values they take.
 #[derive(Debug)]
 pub(crate) struct Domain {
@@ -426,15 +428,8 @@ impl<'a> DependentJoin<'a> {
     }
 
     fn push_aggregate(&self, aggregate: &Aggregate) -> Result<Tagged> {
-        if aggregate
-            .group_expr
-            .iter()
-            .any(|expr| matches!(expr, Expr::GroupingSet(_)))
-        {
-            return not_impl_err!(
-                "Correlated subquery with GROUPING SETS, CUBE or ROLLUP cannot be \
-                 decorrelated"
-            );
+        if let Some(union) = grouping_sets_as_union(aggregate)? {
+            return self.push(&union);
         }
         refuse_outer_aggregates(aggregate)?;
         let input = self.push(&aggregate.input)?;
