@@ -30,7 +30,7 @@ use crate::patch::FilePatch;
 use crate::upstream::{self, PristineDirs};
 
 /// Our own crates in the workspace.
-const OUR_PACKAGES: &[&str] = &["fork-benches", "fork-ballista"];
+const OUR_PACKAGES: &[&str] = &["fork-benches", "fork-ballista", "fork-oracle"];
 
 /// Our targets inside upstream crates and in our own crates, besides their
 /// libraries. A target's name selects it in every package that has one.
@@ -51,6 +51,8 @@ const OUR_TARGETS: &[&str] = &[
     "correlated_subqueries",
     "--test",
     "distributed",
+    "--test",
+    "oracle",
     "--bin",
     "fork-ballista",
     "--bin",

@@ -28,6 +28,7 @@ pub const PACKAGES: &[(&str, &str)] = &[
     ("datafusion-substrait", "datafusion/substrait"),
     ("fork-benches", "benches"),
     ("fork-ballista", "ballista"),
+    ("fork-oracle", "oracle"),
     ("ballista-scheduler", "ballista/scheduler"),
 ];
 

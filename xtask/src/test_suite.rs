@@ -50,6 +50,9 @@ const CRATE_TESTS: &[(Target, &[&str])] = &[
     (bench("fork-benches", "pretty_column_names"), &[]),
     (bench("fork-benches", "single_join"), &[]),
     (bench("fork-benches", "correlated_subqueries"), &[]),
+    // Subqueries against oracles that are not DataFusion: SQLite, and
+    // ternary logic partitioning
+    (test("fork-oracle", "oracle"), &[]),
     // The same plans on Ballista: Ballista's scheduler tests with our patches
     // (ours among them), and a standalone scheduler and executor
     (lib("ballista-scheduler"), &[]),

@@ -529,7 +529,8 @@ fn push_correlation_out_of_joins(
 /// filter pulled above a window changes the rows the window sees), or an
 /// aggregate over grouping sets with a correlation below it (pulled above
 /// it, the filter drops the row of the empty grouping set an outer row
-/// without input rows has), or an `OFFSET` above a correlation (they drop
+/// without input rows has), or an aggregate of outer columns only (which
+/// SQL evaluates in the outer query: this rule refuses it), or an `OFFSET` above a correlation (they drop
 /// the limit of an `EXISTS` subquery, which is right only without an
 /// offset).
 pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
@@ -542,6 +543,11 @@ pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
             group_expr, input, ..
         }) if matches!(group_expr.as_slice(), [Expr::GroupingSet(_)]) => {
             return correlated_below(input);
+        }
+        LogicalPlan::Aggregate(aggregate)
+            if refuse_outer_aggregates(aggregate).is_err() =>
+        {
+            return Ok(true);
         }
         LogicalPlan::Limit(limit)
             if !matches!(limit.get_skip_type()?, SkipType::Literal(0)) =>

@@ -54,14 +54,15 @@ mod target_rows;
 
 use std::sync::Arc;
 
+use arrow::compute::can_cast_types;
 use arrow::datatypes::SchemaRef;
 use datafusion_catalog::TableProvider;
 use datafusion_common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion_common::{
-    Result, TableReference, internal_err, not_impl_datafusion_err, not_impl_err,
+    Result, TableReference, internal_err, not_impl_datafusion_err, not_impl_err, plan_err,
 };
 use datafusion_expr::logical_plan::{Filter, Projection, SubqueryAlias, TableScan};
-use datafusion_expr::{Expr, LogicalPlan, WriteOp};
+use datafusion_expr::{Expr, LogicalPlan, WriteOp, cast};
 use datafusion_physical_plan::ExecutionPlan;
 use datafusion_session::Session;
 
@@ -148,7 +149,7 @@ fn delete_changes(
         });
     }
     let width = table.fields().len();
-    check_values(input, table, 0, table_name)?;
+    check_values(input, table, 0, table_name, Values::Old)?;
     Ok(Changes::ByValue {
         rows: input_exec,
         layout: Layout {
@@ -173,10 +174,7 @@ fn update_changes(
             && !any_subquery(&projection.expr)?
             && filters_the_table(&projection.input, table_name)?
         {
-            return Ok(Changes::AsWritten {
-                filters: extract_dml_filters(input, table_name)?,
-                assignments: extract_update_assignments(input)?,
-            });
+            return update_as_written(input, table, table_name);
         }
         return not_impl_err!(
             "UPDATE on table '{table_name}' with a subquery, with the optimizer \
@@ -189,8 +187,8 @@ fn update_changes(
              {input_width}"
         );
     }
-    check_values(input, table, 0, table_name)?;
-    check_values(input, table, width, table_name)?;
+    check_values(input, table, 0, table_name, Values::New)?;
+    check_values(input, table, width, table_name, Values::Old)?;
     // The new values and the old ones, in the table's order
     let assigned: Vec<usize> = match input.as_ref() {
         LogicalPlan::Projection(projection) => {
@@ -199,10 +197,7 @@ fn update_changes(
                 Projection::try_new(new.to_vec(), Arc::clone(&projection.input))?;
             if !any_subquery(new)? && filters_the_table(&projection.input, table_name)? {
                 let as_written = Arc::new(LogicalPlan::Projection(as_written));
-                return Ok(Changes::AsWritten {
-                    filters: extract_dml_filters(&as_written, table_name)?,
-                    assignments: extract_update_assignments(&as_written)?,
-                });
+                return update_as_written(&as_written, table, table_name);
             }
             // A new value that is the old one assigns nothing
             (0..width)
@@ -268,13 +263,51 @@ fn may_choose_among_equal_rows(plan: &LogicalPlan) -> Result<bool> {
     Ok(chooses)
 }
 
-/// Checks that the columns of `input` from `first` on have the types of
-/// the columns of `table`.
+/// The `UPDATE` whose input `as_written` is the SQL planner's projection of
+/// the new values over filters over the table, as written: each assignment
+/// cast to its column's type (type coercion may widen a value the planner
+/// did not cast, such as a `CASE` over columns of two types).
+fn update_as_written(
+    as_written: &Arc<LogicalPlan>,
+    table: &SchemaRef,
+    table_name: &TableReference,
+) -> Result<Changes> {
+    let schema = as_written.schema();
+    let assignments = extract_update_assignments(as_written)?
+        .into_iter()
+        .map(|(column, value)| {
+            let target = table.field_with_name(&column)?.data_type();
+            let (_, produced) = schema.qualified_field_with_unqualified_name(&column)?;
+            let value = if produced.data_type() == target {
+                value
+            } else {
+                cast(value, target.clone())
+            };
+            Ok((column, value))
+        })
+        .collect::<Result<_>>()?;
+    Ok(Changes::AsWritten {
+        filters: extract_dml_filters(as_written, table_name)?,
+        assignments,
+    })
+}
+
+/// Which values of a row [`check_values`] checks.
+enum Values {
+    /// As the table holds them: of the column's type.
+    Old,
+    /// Of a type that casts to the column's.
+    New,
+}
+
+/// Checks that the columns of `input` from `first` on are the old or the
+/// new values of the columns of `table`.
 fn check_values(
     input: &LogicalPlan,
     table: &SchemaRef,
     first: usize,
     table_name: &TableReference,
+    values: Values,
 ) -> Result<()> {
     let fields = input.schema().fields();
     for (index, field) in table.fields().iter().enumerate() {
@@ -284,13 +317,23 @@ fn check_values(
                 field.name()
             );
         };
-        if value.data_type() != field.data_type() {
-            return internal_err!(
-                "the value of column {} of '{table_name}' is {}, not {}",
-                field.name(),
-                value.data_type(),
-                field.data_type()
-            );
+        let (value_type, column_type) = (value.data_type(), field.data_type());
+        match values {
+            Values::Old if value_type != column_type => {
+                return internal_err!(
+                    "the old value of column {} of '{table_name}' is {value_type}, \
+                     not {column_type}",
+                    field.name()
+                );
+            }
+            Values::New if !can_cast_types(value_type, column_type) => {
+                return plan_err!(
+                    "UPDATE of table '{table_name}' cannot assign a value of type \
+                     {value_type} to column {} of type {column_type}",
+                    field.name()
+                );
+            }
+            _ => {}
         }
     }
     Ok(())

@@ -30,7 +30,7 @@ use std::mem::size_of;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, BooleanArray, UInt32Array};
-use arrow::compute::{concat, take};
+use arrow::compute::{CastOptions, cast_with_options, concat, take};
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::row::{RowConverter, Rows, SortField};
 use datafusion_catalog::TableProvider;
@@ -48,6 +48,12 @@ use datafusion_session::Session;
 use futures::StreamExt;
 
 use super::Layout;
+
+/// A cast that fails on a value the target type cannot hold.
+const STRICT: CastOptions<'static> = CastOptions {
+    safe: false,
+    format_options: arrow::util::display::FormatOptions::new(),
+};
 
 /// The rows a statement changes: see the [module documentation](self).
 #[derive(Debug)]
@@ -111,11 +117,19 @@ impl TargetRows {
                 .iter()
                 .map(|&index| Arc::clone(batch.column(index)))
                 .collect();
+            // Cast to the column's type, failing where a value does not fit
             let new: Vec<ArrayRef> = layout
                 .new
                 .iter()
-                .map(|(_, index)| Arc::clone(batch.column(*index)))
-                .collect();
+                .map(|(name, index)| {
+                    let column_type = table.field_with_name(name)?.data_type();
+                    Ok(cast_with_options(
+                        batch.column(*index),
+                        column_type,
+                        &STRICT,
+                    )?)
+                })
+                .collect::<Result<_>>()?;
             let old_rows = converter.convert_columns(&old)?;
             let batch_new_rows = match &new_converter {
                 Some(new_converter) => Some(new_converter.convert_columns(&new)?),

@@ -1,0 +1,90 @@
+// Licensed to the Apache Software Foundation (ASF) under one
+// or more contributor license agreements.  See the NOTICE file
+// distributed with this work for additional information
+// regarding copyright ownership.  The ASF licenses this file
+// to you under the Apache License, Version 2.0 (the
+// "License"); you may not use this file except in compliance
+// with the License.  You may obtain a copy of the License at
+//
+//   http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing,
+// software distributed under the License is distributed on an
+// "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+// KIND, either express or implied.  See the License for the
+// specific language governing permissions and limitations
+// under the License.
+
+//! Running a query on each engine, and its rows as a multiset.
+//!
+//! Every value the queries return is an integer, a boolean or NULL: SQLite
+//! answers a boolean with 1 or 0, so DataFusion's booleans are read as
+//! integers too.
+
+use datafusion::arrow::array::{Array, Int64Array};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::prelude::SessionContext;
+use rusqlite::types::ValueRef;
+
+/// A row of a result.
+pub type Row = Vec<Option<i64>>;
+
+/// The rows of `sql` on SQLite, in its order.
+pub fn sqlite_rows(
+    connection: &rusqlite::Connection,
+    sql: &str,
+) -> rusqlite::Result<Vec<Row>> {
+    let mut statement = connection.prepare(sql)?;
+    let width = statement.column_count();
+    let rows = statement.query_map([], |row| {
+        (0..width)
+            .map(|index| match row.get_ref(index)? {
+                ValueRef::Null => Ok(None),
+                ValueRef::Integer(value) => Ok(Some(value)),
+                other => Err(rusqlite::Error::InvalidColumnType(
+                    index,
+                    format!("{other:?}"),
+                    other.data_type(),
+                )),
+            })
+            .collect::<rusqlite::Result<Row>>()
+    })?;
+    rows.collect()
+}
+
+/// The rows of `sql` on DataFusion, in its order.
+pub async fn datafusion_rows(ctx: &SessionContext, sql: &str) -> Result<Vec<Row>> {
+    let batches = ctx.sql(sql).await?.collect().await?;
+    let mut rows = vec![];
+    for batch in batches {
+        let columns = batch
+            .columns()
+            .iter()
+            .map(|column| {
+                let column = cast(column, &DataType::Int64)?;
+                column
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .cloned()
+                    .ok_or_else(|| DataFusionError::Internal("not Int64".into()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for index in 0..batch.num_rows() {
+            rows.push(
+                columns
+                    .iter()
+                    .map(|column| column.is_valid(index).then(|| column.value(index)))
+                    .collect(),
+            );
+        }
+    }
+    Ok(rows)
+}
+
+/// `rows` as a multiset: sorted.
+pub fn multiset(mut rows: Vec<Row>) -> Vec<Row> {
+    rows.sort();
+    rows
+}

@@ -1,0 +1,409 @@
+// Licensed to the Apache Software Foundation (ASF) under one
+// or more contributor license agreements.  See the NOTICE file
+// distributed with this work for additional information
+// regarding copyright ownership.  The ASF licenses this file
+// to you under the Apache License, Version 2.0 (the
+// "License"); you may not use this file except in compliance
+// with the License.  You may obtain a copy of the License at
+//
+//   http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing,
+// software distributed under the License is distributed on an
+// "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+// KIND, either express or implied.  See the License for the
+// specific language governing permissions and limitations
+// under the License.
+
+//! The fork's subqueries against oracles that are not DataFusion.
+//!
+//! - `queries_agree_with_sqlite`: random queries (see
+//!   `fork_oracle::generator`) on the fork and on SQLite, rows compared as
+//!   multisets.
+//! - `dml_agrees_with_sqlite`: random `DELETE` and `UPDATE` with those
+//!   predicates on both, then the tables compared; and on the fork alone,
+//!   the count of rows changed is the count of rows the same `WHERE`
+//!   selects, and a `DELETE` leaves exactly the others.
+//! - `ternary_logic_partitioning`: on the fork alone, `WHERE p`, `WHERE
+//!   NOT p` and `WHERE p IS NULL` together return the table once.
+//!
+//! Each test runs a fixed number of cases from fixed seeds (2,000 queries,
+//! 600 statements, 600 partitioned predicates); `FORK_ORACLE_CASES`
+//! multiplies them for a longer run, and `FORK_ORACLE_TRACE` prints each
+//! query and its time.
+//! A query the fork refuses with an error counts as refused, not as
+//! wrong, unless the error is internal; the tests print how many ran, how
+//! many were refused and why, and fail on any wrong answer or panic.
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+
+use datafusion::error::Result;
+use datafusion::prelude::SessionContext;
+use fork_oracle::engines::{Row, datafusion_rows, multiset, sqlite_rows};
+use fork_oracle::generator::{Generator, Shape, Sql};
+use fork_oracle::tables::{Database, Layout, TABLES};
+use futures::FutureExt;
+use rand::Rng;
+
+/// Random databases per test, and queries per database.
+const DATABASES: usize = 100;
+const QUERIES_PER_DATABASE: usize = 20;
+const STATEMENTS_PER_DATABASE: usize = 6;
+
+fn scale() -> usize {
+    std::env::var("FORK_ORACLE_CASES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(1)
+}
+
+/// What the runs found.
+#[derive(Default)]
+struct Tally {
+    ran: usize,
+    agreed: usize,
+    /// Errors of the fork, by their first line.
+    refused: BTreeMap<String, usize>,
+    /// Queries SQLite rejected (the generator's fault, if any), by error.
+    sqlite_rejected: usize,
+    sqlite_errors: BTreeMap<String, usize>,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn refuse(&mut self, sql: &str, error: &str) {
+        // The rule that failed, and why
+        let first = error.lines().take(3).collect::<Vec<_>>().join(" / ");
+        let first = first.as_str();
+        if error.contains("Internal error") || error.contains("panicked") {
+            self.failures
+                .push(format!("internal error: {error}\n  {sql}"));
+        }
+        *self.refused.entry(shorten(first)).or_default() += 1;
+    }
+
+    fn report(&self, test: &str) {
+        let refused: usize = self.refused.values().sum();
+        println!(
+            "{test}: {} ran, {} agreed, {refused} refused by the fork, {} rejected by \
+             SQLite, {} wrong",
+            self.ran,
+            self.agreed,
+            self.sqlite_rejected,
+            self.failures.len()
+        );
+        for (error, count) in &self.refused {
+            println!("  refused {count}x: {error}");
+        }
+        for (error, count) in &self.sqlite_errors {
+            println!("  SQLite rejected {count}x: {error}");
+        }
+        for failure in self.failures.iter().take(5) {
+            println!("FAILED: {failure}");
+        }
+        assert!(
+            self.failures.is_empty(),
+            "{test}: {} wrong",
+            self.failures.len()
+        );
+        // The generator writes SQL both engines accept
+        assert!(
+            self.sqlite_rejected * 100 <= self.ran.max(1),
+            "{test}: SQLite rejected {} of {} statements",
+            self.sqlite_rejected,
+            self.ran
+        );
+    }
+}
+
+fn shorten(line: &str) -> String {
+    line.chars().take(300).collect()
+}
+
+/// The fork's rows of `sql`, or its error; a panic is an error too.
+async fn fork_rows(
+    ctx: &SessionContext,
+    sql: &str,
+) -> std::result::Result<Vec<Row>, String> {
+    let trace = std::env::var_os("FORK_ORACLE_TRACE").is_some();
+    let start = std::time::Instant::now();
+    if trace {
+        eprintln!("running: {sql}");
+    }
+    let result = AssertUnwindSafe(datafusion_rows(ctx, sql))
+        .catch_unwind()
+        .await;
+    if trace {
+        eprintln!("took {:?}", start.elapsed());
+    }
+    match result {
+        Ok(Ok(rows)) => Ok(rows),
+        Ok(Err(error)) => Err(error.to_string()),
+        Err(panic) => Err(format!(
+            "panicked: {}",
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        )),
+    }
+}
+
+fn describe(database: &Database, layout: &Layout) -> String {
+    let tables: Vec<String> = database
+        .tables
+        .iter()
+        .map(|table| format!("{} = {:?}", table.name, table.rows))
+        .collect();
+    format!("{layout:?}\n  {}", tables.join("\n  "))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queries_agree_with_sqlite() -> Result<()> {
+    let mut tally = Tally::default();
+    let mut by_shape: BTreeMap<String, usize> = BTreeMap::new();
+    for seed in 0..(DATABASES * scale()) as u64 {
+        let mut generator = Generator::new(seed);
+        let database = Database::random(generator.rng());
+        let layout = Layout::random(generator.rng());
+        let sqlite = database.sqlite().expect("SQLite loads the tables");
+        let ctx = database.datafusion(layout)?;
+        for _ in 0..QUERIES_PER_DATABASE {
+            let (shape, sql) = generator.query();
+            tally.ran += 1;
+            *by_shape.entry(format!("{shape:?}")).or_default() += 1;
+            compare(&mut tally, &ctx, &sqlite, &sql, || {
+                describe(&database, &layout)
+            })
+            .await;
+        }
+    }
+    println!("shapes: {by_shape:?}");
+    tally.report("queries_agree_with_sqlite");
+    Ok(())
+}
+
+/// Runs `sql` on both engines and records whether they agree.
+async fn compare(
+    tally: &mut Tally,
+    ctx: &SessionContext,
+    sqlite: &rusqlite::Connection,
+    sql: &Sql,
+    describe: impl Fn() -> String,
+) {
+    let expected = match sqlite_rows(sqlite, &sql.sqlite) {
+        Ok(rows) => multiset(rows),
+        Err(error) => {
+            tally.sqlite_rejected += 1;
+            *tally
+                .sqlite_errors
+                .entry(shorten(&error.to_string()))
+                .or_default() += 1;
+            if std::env::var_os("FORK_ORACLE_TRACE").is_some() {
+                eprintln!("SQLite rejected: {error}: {}", sql.sqlite);
+            }
+            return;
+        }
+    };
+    match fork_rows(ctx, &sql.datafusion).await {
+        Ok(rows) => {
+            let actual = multiset(rows);
+            if actual == expected {
+                tally.agreed += 1;
+            } else {
+                tally.failures.push(format!(
+                    "{}\n  SQLite: {}\n  fork rows:   {actual:?}\n  SQLite rows: {expected:?}\n  {}",
+                    sql.datafusion,
+                    sql.sqlite,
+                    describe()
+                ));
+            }
+        }
+        Err(error) => tally.refuse(&sql.datafusion, &error),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dml_agrees_with_sqlite() -> Result<()> {
+    let mut tally = Tally::default();
+    for seed in 0..(DATABASES * scale()) as u64 {
+        let mut generator = Generator::new(1_000_000 + seed);
+        let database = Database::random(generator.rng());
+        let layout = Layout::random(generator.rng());
+        // Each statement on a fresh copy of the tables
+        for _ in 0..STATEMENTS_PER_DATABASE {
+            let table = TABLES[generator.rng().random_range(0..TABLES.len())];
+            let predicate = generator.predicate_over(table, 2);
+            let delete = generator.rng().random_bool(0.5);
+            let statement = if delete {
+                Sql {
+                    datafusion: format!(
+                        "DELETE FROM {table} WHERE {}",
+                        predicate.datafusion
+                    ),
+                    sqlite: format!("DELETE FROM {table} WHERE {}", predicate.sqlite),
+                }
+            } else {
+                let value = generator.assigned_value(table);
+                Sql {
+                    datafusion: format!(
+                        "UPDATE {table} SET v = {} WHERE {}",
+                        value.datafusion, predicate.datafusion
+                    ),
+                    sqlite: format!(
+                        "UPDATE {table} SET v = {} WHERE {}",
+                        value.sqlite, predicate.sqlite
+                    ),
+                }
+            };
+            tally.ran += 1;
+            let sqlite = database.sqlite().expect("SQLite loads the tables");
+            let ctx = database.datafusion(layout)?;
+            let select = format!("SELECT k, v, w FROM {table}");
+            let selected_sql = format!("{select} WHERE {}", predicate.datafusion);
+            let before = fork_rows(&ctx, &select).await.expect("a scan");
+            // What the same WHERE selects, on the fork
+            let selected = fork_rows(&ctx, &selected_sql).await;
+
+            let expected_count = match sqlite.execute(&statement.sqlite, []) {
+                Ok(count) => count as i64,
+                Err(_) => {
+                    tally.sqlite_rejected += 1;
+                    continue;
+                }
+            };
+            let expected = multiset(sqlite_rows(&sqlite, &select).expect("a scan"));
+            let count = match fork_rows(&ctx, &statement.datafusion).await {
+                Ok(rows) => rows.first().and_then(|row| row[0]).unwrap_or(-1),
+                Err(error) => {
+                    // No row may change where the statement fails
+                    let after = fork_rows(&ctx, &select).await.expect("a scan");
+                    if multiset(after) != multiset(before.clone()) {
+                        tally.failures.push(format!(
+                            "a failed statement changed rows: {}\n  {error}",
+                            statement.datafusion
+                        ));
+                    }
+                    tally.refuse(&statement.datafusion, &error);
+                    continue;
+                }
+            };
+            let actual = multiset(fork_rows(&ctx, &select).await.expect("a scan"));
+            let mut wrong = vec![];
+            if count != expected_count {
+                wrong.push(format!("count {count}, SQLite {expected_count}"));
+            }
+            if actual != expected {
+                wrong.push(format!("fork table {actual:?}, SQLite {expected:?}"));
+            }
+            match &selected {
+                Ok(selected) => {
+                    if count != selected.len() as i64 {
+                        wrong.push(format!(
+                            "count {count}, but the WHERE selects {} rows",
+                            selected.len()
+                        ));
+                    }
+                    if delete {
+                        let mut kept = multiset(before.clone());
+                        for row in selected {
+                            if let Some(position) =
+                                kept.iter().position(|kept| kept == row)
+                            {
+                                kept.remove(position);
+                            }
+                        }
+                        if kept != actual {
+                            wrong.push(format!(
+                                "left {actual:?}, the WHERE keeps {kept:?}"
+                            ));
+                        }
+                    }
+                }
+                Err(error) => wrong.push(format!("the WHERE alone fails: {error}")),
+            }
+            if wrong.is_empty() {
+                tally.agreed += 1;
+            } else {
+                tally.failures.push(format!(
+                    "{}\n  SQLite: {}\n  {}\n  before: {before:?}\n  {}",
+                    statement.datafusion,
+                    statement.sqlite,
+                    wrong.join("\n  "),
+                    describe(&database, &layout)
+                ));
+            }
+        }
+    }
+    tally.report("dml_agrees_with_sqlite");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ternary_logic_partitioning() -> Result<()> {
+    let mut tally = Tally::default();
+    for seed in 0..(DATABASES * scale()) as u64 {
+        let mut generator = Generator::new(2_000_000 + seed);
+        let database = Database::random(generator.rng());
+        let layout = Layout::random(generator.rng());
+        let ctx = database.datafusion(layout)?;
+        for _ in 0..STATEMENTS_PER_DATABASE {
+            let table = TABLES[generator.rng().random_range(0..TABLES.len())];
+            let predicate = generator.predicate_over(table, 2).datafusion;
+            let select = format!("SELECT k, v, w FROM {table}");
+            tally.ran += 1;
+            let all = fork_rows(&ctx, &select).await.expect("a scan");
+            let mut parts = vec![];
+            let mut refused = None;
+            for partition in [
+                format!("({predicate})"),
+                format!("NOT ({predicate})"),
+                format!("({predicate}) IS NULL"),
+            ] {
+                let sql = format!("{select} WHERE {partition}");
+                match fork_rows(&ctx, &sql).await {
+                    Ok(rows) => parts.extend(rows),
+                    Err(error) => {
+                        refused = Some((sql, error));
+                        break;
+                    }
+                }
+            }
+            if let Some((sql, error)) = refused {
+                tally.refuse(&sql, &error);
+                continue;
+            }
+            if multiset(parts.clone()) == multiset(all.clone()) {
+                tally.agreed += 1;
+            } else {
+                tally.failures.push(format!(
+                    "{select} WHERE p, NOT p, p IS NULL with p = {predicate}\n  \
+                     partitions {:?}\n  table {:?}\n  {}",
+                    multiset(parts),
+                    multiset(all),
+                    describe(&database, &layout)
+                ));
+            }
+        }
+    }
+    tally.report("ternary_logic_partitioning");
+    Ok(())
+}
+
+#[test]
+fn shapes_cover_every_family() {
+    // Each shape of the outer query is generated
+    let mut generator = Generator::new(7);
+    for shape in [
+        Shape::Where,
+        Shape::SelectList,
+        Shape::Having,
+        Shape::OrderBy,
+        Shape::JoinOn,
+    ] {
+        let sql = generator.query_of(shape);
+        assert!(sql.datafusion.starts_with("SELECT"), "{sql:?}");
+    }
+}
