@@ -293,6 +293,7 @@ fn update_as_written(
 }
 
 /// Which values of a row [`check_values`] checks.
+#[derive(Debug, Clone, Copy)]
 enum Values {
     /// As the table holds them: of the column's type.
     Old,
