@@ -314,7 +314,7 @@ impl Generator {
     /// `[NOT] EXISTS (...)` over a body that selects a constant, an
     /// aggregate without `GROUP BY` (one row, always), or groups.
     fn exists(&mut self, scope: &Scope, depth: usize) -> Sql {
-        let (inner, from, filter) = self.subquery_from(scope, depth, false);
+        let (_, inner, from, filter) = self.subquery_from(scope, depth, false);
         let inner_name = source_name(&inner);
         let body = match self.rng.random_range(0..10) {
             0..=5 => sql!("SELECT 1 FROM {}{}", from, filter),
@@ -346,8 +346,7 @@ impl Generator {
     /// `x [NOT] IN (SELECT e ...)`.
     fn in_subquery(&mut self, scope: &Scope, depth: usize) -> Sql {
         let needle = self.scalar(scope, depth - 1);
-        let (inner, from, filter) = self.subquery_from(scope, depth, false);
-        let inner_scope = scope.with(inner);
+        let (inner_scope, _, from, filter) = self.subquery_from(scope, depth, false);
         let body = if self.rng.random_bool(0.15) {
             sql!("SELECT count(*) FROM {}{}", from, filter)
         } else {
@@ -378,8 +377,7 @@ impl Generator {
                 sql!("({} + {})", column, literal)
             }
         };
-        let (inner, from, filter) = self.subquery_from(scope, 1, true);
-        let inner_scope = scope.with(inner);
+        let (inner_scope, _, from, filter) = self.subquery_from(scope, 1, true);
         let value = self.scalar(&inner_scope, 0);
         let op = self.comparison_op();
         let any = self.rng.random_bool(0.5);
@@ -420,46 +418,71 @@ impl Generator {
     }
 
     /// The `FROM` of a subquery under `scope` (a table, or now and then a
-    /// correlated derived table), and its `WHERE` (or nothing). With
-    /// `apart_in_sqlite`, SQLite's text names the subquery's table apart
-    /// from every outer one.
+    /// correlated derived table or a join of two), the scope inside it, its
+    /// first source, and its `WHERE` (or nothing). With `apart_in_sqlite`,
+    /// SQLite's text names the subquery's table apart from every outer one.
     fn subquery_from(
         &mut self,
         scope: &Scope,
         depth: usize,
         apart_in_sqlite: bool,
-    ) -> (Source, Sql, Sql) {
-        let (source, from) = if depth > 1 && self.rng.random_bool(0.15) {
+    ) -> (Scope, Source, Sql, Sql) {
+        let (source, mut from) = if depth > 1 && self.rng.random_bool(0.15) {
             self.derived_source(scope, depth - 1)
         } else {
             self.table_source(apart_in_sqlite)
         };
-        let inner = scope.with(source.clone());
+        let mut inner = scope.with(source.clone());
+        // A join inside the subquery, its `ON` reading both sides and the
+        // outer queries (a correlation on the null-supplying side of a LEFT
+        // JOIN among them)
+        if self.rng.random_bool(0.15) {
+            let (right, right_from) = self.aliased_source();
+            inner = inner.with(right);
+            let on = self.predicate(&inner, 0, 1);
+            let kind = Sql::both(if self.rng.random_bool(0.5) {
+                "JOIN"
+            } else {
+                "LEFT JOIN"
+            });
+            from = sql!("{} {} {} ON {}", from, kind, right_from, on);
+        }
         let filter = if self.rng.random_bool(0.85) {
             let predicate = self.predicate(&inner, depth - 1, 1);
             sql!(" WHERE {}", predicate)
         } else {
             Sql::both("")
         };
-        (source, from, filter)
+        (inner, source, from, filter)
     }
 
     /// `(SELECT a.k, a.v, a.w FROM t a WHERE p) d`, `p` correlated to
-    /// `scope`.
+    /// `scope`, now and then a set operation of two such selections.
     fn derived_source(&mut self, scope: &Scope, depth: usize) -> (Source, Sql) {
-        let (inner, from) = self.aliased_source();
-        let inner_name = source_name(&inner);
-        let predicate = self.predicate(&scope.with(inner), depth, 1);
+        let mut selection = |generator: &mut Self| {
+            let (inner, from) = generator.aliased_source();
+            let inner_name = source_name(&inner);
+            let predicate = generator.predicate(&scope.with(inner), depth, 1);
+            sql!(
+                "SELECT {}.k, {}.v, {}.w FROM {} WHERE {}",
+                inner_name,
+                inner_name,
+                inner_name,
+                from,
+                predicate
+            )
+        };
+        let mut body = selection(self);
+        if self.rng.random_bool(0.3) {
+            let operator = Sql::both(
+                ["UNION ALL", "UNION", "EXCEPT", "INTERSECT"]
+                    [self.rng.random_range(0..4)],
+            );
+            let other = selection(self);
+            body = sql!("{} {} {}", body, operator, other);
+        }
         let name = self.fresh("d");
-        let from = sql!(
-            "(SELECT {}.k, {}.v, {}.w FROM {} WHERE {}) {}",
-            inner_name,
-            inner_name,
-            inner_name,
-            from,
-            predicate,
-            Sql::both(name.clone())
-        );
+        let from = sql!("({}) {}", body, Sql::both(name.clone()));
         let source = Source {
             datafusion: name.clone(),
             sqlite: name,
@@ -571,9 +594,8 @@ impl Generator {
 
     /// `(SELECT agg(...) FROM ... WHERE ...)`: one row, always.
     fn aggregate_subquery(&mut self, scope: &Scope, depth: usize) -> Sql {
-        let (inner, from, filter) = self.subquery_from(scope, depth, false);
+        let (inner_scope, inner, from, filter) = self.subquery_from(scope, depth, false);
         let inner_name = source_name(&inner);
-        let inner_scope = scope.with(inner);
         // The argument reads the subquery's own table: an aggregate of outer
         // columns only is one of the outer query in SQL
         let aggregate = match self.rng.random_range(0..5) {

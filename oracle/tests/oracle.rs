@@ -73,6 +73,9 @@ struct Tally {
 
 impl Tally {
     fn refuse(&mut self, sql: &str, error: &str) {
+        if std::env::var_os("FORK_ORACLE_TRACE").is_some() {
+            eprintln!("refused: {sql}\n  {error}");
+        }
         // The rule that failed, and why
         let first = error.lines().take(3).collect::<Vec<_>>().join(" / ");
         let first = first.as_str();

@@ -483,6 +483,30 @@ pub(crate) fn named_apart(
     })
 }
 
+/// Whether [`PushDownFilter`] must keep `filter` where it is: it holds a
+/// correlated subquery, and its input renames the columns the subquery
+/// reads as outer references (an alias or a projection). Below it, they
+/// would name columns that are not there.
+pub(crate) fn renames_for_correlated_subquery(filter: &Filter) -> Result<bool> {
+    if !matches!(
+        filter.input.as_ref(),
+        LogicalPlan::SubqueryAlias(_) | LogicalPlan::Projection(_)
+    ) {
+        return Ok(false);
+    }
+    filter.predicate.exists(|expr| {
+        Ok(match expr {
+            Expr::ScalarSubquery(subquery)
+            | Expr::Exists(Exists { subquery, .. })
+            | Expr::InSubquery(InSubquery { subquery, .. })
+            | Expr::SetComparison(SetComparison { subquery, .. }) => {
+                !free_outer_columns(&subquery.subquery)?.is_empty()
+            }
+            _ => false,
+        })
+    })
+}
+
 /// `plan` with each of its subqueries that correlates in a join's `ON`
 /// normalized by [`PushDownFilter`], where that moves the correlation out of
 /// every `ON`: the shape-specific rules then pull it up in the next pass, as
@@ -530,7 +554,10 @@ fn push_correlation_out_of_joins(
 /// aggregate over grouping sets with a correlation below it (pulled above
 /// it, the filter drops the row of the empty grouping set an outer row
 /// without input rows has), or an aggregate of outer columns only (which
-/// SQL evaluates in the outer query: this rule refuses it), or an `OFFSET` above a correlation (they drop
+/// SQL evaluates in the outer query: this rule refuses it), or a join with
+/// a correlation below a side whose rows it does not output as they are
+/// ([`correlation_stays_below`]) or below both sides with a column name in
+/// common, or an `OFFSET` above a correlation (they drop
 /// the limit of an `EXISTS` subquery, which is right only without an
 /// offset).
 pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
@@ -548,6 +575,21 @@ pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
             if refuse_outer_aggregates(aggregate).is_err() =>
         {
             return Ok(true);
+        }
+        LogicalPlan::Join(join) => {
+            let (left_only, right_only) = correlation_stays_below(join.join_type);
+            let (left, right) = (
+                correlated_below(&join.left)?,
+                correlated_below(&join.right)?,
+            );
+            // Correlated on both sides, the columns pulled up from each are
+            // renamed under the subquery's alias by their names only: `s1.i`
+            // and `s2.i` would become one column
+            let same_names =
+                left && right && shares_a_column_name(&join.left, &join.right);
+            if (right_only && right) || (left_only && left) || same_names {
+                return Ok(true);
+            }
         }
         LogicalPlan::Limit(limit)
             if !matches!(limit.get_skip_type()?, SkipType::Literal(0)) =>
@@ -580,6 +622,39 @@ pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
         })
     })?;
     Ok(reads_past)
+}
+
+/// For a join of type `join_type`, whether a correlated filter must stay on
+/// its left side, and on its right side: it can be pulled above the join
+/// only out of a side whose rows the join outputs as they are. Out of the
+/// other side (the right of a left join, semi, anti or mark join, either
+/// side of a full join) it would drop rows the join keeps, NULL-extended or
+/// not: a `LEFT JOIN (... WHERE i = o.i)` becomes an inner join, and the
+/// right side of `EXCEPT` a filter on its result.
+fn correlation_stays_below(join_type: JoinType) -> (bool, bool) {
+    match join_type {
+        JoinType::Inner => (false, false),
+        JoinType::Left
+        | JoinType::LeftSemi
+        | JoinType::LeftAnti
+        | JoinType::LeftMark
+        | JoinType::LeftSingle => (false, true),
+        JoinType::Right
+        | JoinType::RightSemi
+        | JoinType::RightAnti
+        | JoinType::RightMark
+        | JoinType::RightSingle => (true, false),
+        JoinType::Full => (true, true),
+    }
+}
+
+/// Whether a column of `left` and one of `right` have the same name.
+fn shares_a_column_name(left: &LogicalPlan, right: &LogicalPlan) -> bool {
+    let right = right.schema();
+    left.schema()
+        .fields()
+        .iter()
+        .any(|field| right.has_column_with_unqualified_name(field.name()))
 }
 
 /// Whether a subquery in `sort`'s keys reads columns its input does not
@@ -850,10 +925,17 @@ impl Decorrelated {
     /// `tagged` under a fresh alias, each column renamed apart (a body that
     /// joins tables may hold two columns of one name).
     fn aliased(
-        tagged: Tagged,
+        mut tagged: Tagged,
         outer: Vec<Column>,
         alias_generator: &AliasGenerator,
     ) -> Result<Self> {
+        // A body without columns (`EXISTS (SELECT outer.c)`, whose projection
+        // is at the top) still has rows: one column of its own to join
+        if tagged.plan.schema().fields().is_empty() {
+            tagged.plan = LogicalPlanBuilder::from(tagged.plan)
+                .project([lit(true).alias("__row")])?
+                .build()?;
+        }
         let alias = alias_generator.next("__subquery");
         let names: Vec<(Column, String)> = tagged
             .plan
@@ -1046,7 +1128,10 @@ fn join_scalar_subquery(
         Expr::Column(column) if column.relation.as_ref() == Some(&subquery_alias) => {
             Expr::Column(column)
         }
-        value => when(found, value).otherwise(lit(ScalarValue::Null))?,
+        value => {
+            let null = ScalarValue::try_from(value.get_type(joined.schema())?)?;
+            when(found, value).otherwise(lit(null))?
+        }
     };
     Ok((joined, value))
 }
