@@ -459,7 +459,7 @@ impl Generator {
     /// `(SELECT a.k, a.v, a.w FROM t a WHERE p) d`, `p` correlated to
     /// `scope`, now and then a set operation of two such selections.
     fn derived_source(&mut self, scope: &Scope, depth: usize) -> (Source, Sql) {
-        let mut selection = |generator: &mut Self| {
+        let selection = |generator: &mut Self| {
             let (inner, from) = generator.aliased_source();
             let inner_name = source_name(&inner);
             let predicate = generator.predicate(&scope.with(inner), depth, 1);
