@@ -10,9 +10,14 @@
 //! in-process scheduler and executor on loopback ([`standalone_context`]) or
 //! to running ones ([`remote_context`]), with the options a `datafusion-cli`
 //! user has ([`session_config`]), and the `fork-ballista` command that prints
-//! results the way `datafusion-cli` does.
+//! results the way `datafusion-cli` does. The client's in-memory tables
+//! travel to the scheduler with the plan ([`memory_tables`]).
 //!
 //! [Ballista]: https://datafusion.apache.org/ballista/
+
+pub mod memory_tables;
+
+use std::sync::Arc;
 
 use ballista::prelude::{SessionConfigExt, SessionContextExt};
 use datafusion::common::config::ConfigOptions;
@@ -20,12 +25,15 @@ use datafusion::error::Result;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
+use crate::memory_tables::{MemoryTableCodec, RefuseChangesToMemoryTables};
+
 /// The options a session of the `fork-ballista` client starts with.
 ///
 /// Ballista's own defaults, then what `datafusion-cli` sets for its users:
 /// readable column labels and `NULL` printed as such, each unless its
 /// `DATAFUSION_*` environment variable says otherwise, like any other option
-/// read from the environment.
+/// read from the environment; and the codec that carries the client's
+/// in-memory tables to the scheduler.
 pub fn session_config() -> Result<SessionConfig> {
     let mut options = ConfigOptions::from_env()?;
     if std::env::var_os("DATAFUSION_SQL_PARSER_PRETTY_COLUMN_NAMES").is_none() {
@@ -36,6 +44,7 @@ pub fn session_config() -> Result<SessionConfig> {
     }
     Ok(SessionConfig::from(options)
         .upgrade_for_ballista()
+        .with_ballista_logical_extension_codec(Arc::new(MemoryTableCodec::default()))
         .with_information_schema(true))
 }
 
@@ -59,5 +68,6 @@ fn session_state(config: SessionConfig) -> datafusion::execution::SessionState {
     SessionStateBuilder::new()
         .with_default_features()
         .with_config(config)
+        .with_analyzer_rule(Arc::new(RefuseChangesToMemoryTables))
         .build()
 }

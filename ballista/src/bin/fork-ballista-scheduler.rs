@@ -1,6 +1,8 @@
 //! Ballista's scheduler, built on the fork's crates: it plans with the
 //! fork's optimizer, so it accepts single joins and the subqueries they
-//! decorrelate. Takes Ballista's scheduler options (`--help`).
+//! decorrelate; and it reads the client's in-memory tables sent with a plan
+//! (`fork_ballista::memory_tables`). Takes Ballista's scheduler options
+//! (`--help`).
 
 use std::sync::Arc;
 
@@ -9,6 +11,7 @@ use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::{Config, SchedulerConfig};
 use ballista_scheduler::scheduler_process::start_server;
 use clap::Parser;
+use fork_ballista::memory_tables::MemoryTableCodec;
 
 fn main() -> Result<()> {
     env_logger::init();
@@ -23,7 +26,8 @@ fn main() -> Result<()> {
             let address = format!("{}:{}", options.bind_host, options.bind_port)
                 .parse()
                 .map_err(|e| BallistaError::Configuration(format!("{e}")))?;
-            let config = SchedulerConfig::try_from(options)?;
+            let mut config = SchedulerConfig::try_from(options)?;
+            config.override_logical_codec = Some(Arc::new(MemoryTableCodec::default()));
             let cluster = BallistaCluster::new_from_config(&config).await?;
             start_server(cluster, address, Arc::new(config)).await
         })

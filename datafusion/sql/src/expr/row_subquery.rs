@@ -1,0 +1,207 @@
+// Licensed to the Apache Software Foundation (ASF) under one
+// or more contributor license agreements.  See the NOTICE file
+// distributed with this work for additional information
+// regarding copyright ownership.  The ASF licenses this file
+// to you under the Apache License, Version 2.0 (the
+// "License"); you may not use this file except in compliance
+// with the License.  You may obtain a copy of the License at
+//
+//   http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing,
+// software distributed under the License is distributed on an
+// "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+// KIND, either express or implied.  See the License for the
+// specific language governing permissions and limitations
+// under the License.
+
+//! A row compared with a subquery: `(a, b) IN (SELECT x, y FROM t)`,
+//! `(a, b) NOT IN (...)`, `(a, b) = ANY (...)`, `(a, b) <> ALL (...)`.
+//!
+//! DataFusion's subquery expressions ([`InSubquery`], [`SetComparison`])
+//! compare one value with a one-column subquery, so a row on the left is
+//! planned as what SQL defines it to be. Two rows are equal when each pair of
+//! their values is (`a = x AND b = y`, in three-valued logic), and
+//! `r = ANY (S)` is the `OR` of `r = s` over the rows `s` of `S`: true when
+//! some row is equal, otherwise NULL when some comparison is NULL, otherwise
+//! false (also for an empty `S`). Written with two `EXISTS`:
+//!
+//! ```text
+//! CASE WHEN EXISTS (SELECT 1 FROM S WHERE r = s) THEN true
+//!      WHEN EXISTS (SELECT 1 FROM S WHERE (r = s) IS NULL) THEN NULL
+//!      ELSE false END
+//! ```
+//!
+//! `r IN (S)` is `r = ANY (S)`; `r NOT IN (S)` and `r <> ALL (S)` are its
+//! negation (`NOT` of an `OR` over the rows is the `AND` of `r <> s`). The
+//! values of `r` become outer references of both `EXISTS`, which the
+//! optimizer decorrelates as it does any correlated `EXISTS`, so `S` may be
+//! correlated itself.
+//!
+//! [`InSubquery`]: datafusion_expr::expr::InSubquery
+//! [`SetComparison`]: datafusion_expr::expr::SetComparison
+
+use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
+use datafusion_common::tree_node::{Transformed, TreeNode};
+use datafusion_common::{DFSchema, Result, ScalarValue, Spans, not_impl_err, plan_err};
+use datafusion_expr::expr::{Exists, SetQuantifier};
+use datafusion_expr::{
+    Expr, LogicalPlan, LogicalPlanBuilder, Subquery, and, lit, not, when,
+};
+use sqlparser::ast::{BinaryOperator, Expr as SQLExpr, Query};
+use std::sync::Arc;
+
+impl<S: ContextProvider> SqlToRel<'_, S> {
+    /// `(v1, ..., vn) [NOT] IN (subquery)`.
+    pub(super) fn parse_row_in_subquery(
+        &self,
+        row: Vec<SQLExpr>,
+        subquery: Query,
+        negated: bool,
+        input_schema: &DFSchema,
+        planner_context: &mut PlannerContext,
+    ) -> Result<Expr> {
+        let equal_to_any =
+            self.row_equal_to_any(row, subquery, "IN", input_schema, planner_context)?;
+        Ok(if negated {
+            not(equal_to_any)
+        } else {
+            equal_to_any
+        })
+    }
+
+    /// `(v1, ..., vn) <op> ANY | ALL (subquery)`: `= ANY` and `<> ALL`, the
+    /// two that are `IN` and `NOT IN`.
+    pub(super) fn parse_row_set_comparison_subquery(
+        &self,
+        row: Vec<SQLExpr>,
+        subquery: Query,
+        compare_op: &BinaryOperator,
+        quantifier: SetQuantifier,
+        input_schema: &DFSchema,
+        planner_context: &mut PlannerContext,
+    ) -> Result<Expr> {
+        match (compare_op, quantifier) {
+            (BinaryOperator::Eq, SetQuantifier::Any) => self.row_equal_to_any(
+                row,
+                subquery,
+                "= ANY",
+                input_schema,
+                planner_context,
+            ),
+            (BinaryOperator::NotEq, SetQuantifier::All) => Ok(not(self
+                .row_equal_to_any(
+                    row,
+                    subquery,
+                    "<> ALL",
+                    input_schema,
+                    planner_context,
+                )?)),
+            _ => not_impl_err!(
+                "A row compared with a subquery by {compare_op} {quantifier}: \
+                 a row is compared with a subquery only by IN, NOT IN, = ANY and <> ALL"
+            ),
+        }
+    }
+
+    /// `row = ANY (subquery)`, as the module doc writes it.
+    fn row_equal_to_any(
+        &self,
+        row: Vec<SQLExpr>,
+        subquery: Query,
+        operator: &str,
+        input_schema: &DFSchema,
+        planner_context: &mut PlannerContext,
+    ) -> Result<Expr> {
+        planner_context.append_outer_query_schema(Arc::new(input_schema.clone()));
+        let planned = self.query_to_plan(subquery, planner_context);
+        planner_context.pop_outer_query_schema();
+        let sub_plan = planned?;
+
+        let columns = sub_plan.schema().columns();
+        if columns.len() != row.len() {
+            return plan_err!(
+                "{operator} compares a row of {} values with a subquery of {} columns",
+                row.len(),
+                columns.len()
+            );
+        }
+        let mut rows_equal = None;
+        for (value, column) in row.into_iter().zip(columns) {
+            let value = self.sql_to_expr(value, input_schema, planner_context)?;
+            let equal = as_outer_reference(value, input_schema)?.eq(Expr::Column(column));
+            rows_equal = Some(match rows_equal {
+                None => equal,
+                Some(so_far) => and(so_far, equal),
+            });
+        }
+        let Some(rows_equal) = rows_equal else {
+            return plan_err!("{operator} compares an empty row with a subquery");
+        };
+
+        let some_row_equal = exists_where(&sub_plan, rows_equal.clone())?;
+        let some_row_unknown = exists_where(&sub_plan, rows_equal.is_null())?;
+        when(some_row_equal, lit(true))
+            .when(some_row_unknown, lit(ScalarValue::Boolean(None)))
+            .otherwise(lit(false))
+    }
+}
+
+/// A value of the outer query, as the subquery sees it: its columns become
+/// outer references. A subquery inside the value would be nested one level
+/// deeper than the user wrote it, and an aggregate or a window function
+/// would be hidden from the outer query that computes it: both are refused.
+fn as_outer_reference(value: Expr, outer_schema: &DFSchema) -> Result<Expr> {
+    if value.exists(|e| {
+        Ok(matches!(
+            e,
+            Expr::ScalarSubquery(_)
+                | Expr::Exists(_)
+                | Expr::InSubquery(_)
+                | Expr::SetComparison(_)
+        ))
+    })? {
+        return not_impl_err!(
+            "A subquery inside a row compared with a subquery: {value}"
+        );
+    }
+    if value.exists(|e| {
+        Ok(matches!(
+            e,
+            Expr::AggregateFunction(_) | Expr::WindowFunction(_)
+        ))
+    })? {
+        return not_impl_err!(
+            "An aggregate or window function inside a row compared with a subquery: {value}"
+        );
+    }
+    value
+        .transform_up(|e| match e {
+            Expr::Column(column) => {
+                let (_, field) = outer_schema.qualified_field_from_column(&column)?;
+                Ok(Transformed::yes(Expr::OuterReferenceColumn(
+                    Arc::clone(field),
+                    column,
+                )))
+            }
+            other => Ok(Transformed::no(other)),
+        })
+        .map(|transformed| transformed.data)
+}
+
+/// `EXISTS (SELECT 1 FROM <sub_plan> WHERE <predicate>)`.
+fn exists_where(sub_plan: &LogicalPlan, predicate: Expr) -> Result<Expr> {
+    let plan = LogicalPlanBuilder::from(sub_plan.clone())
+        .filter(predicate)?
+        .project(vec![lit(1)])?
+        .build()?;
+    let outer_ref_columns = plan.all_out_ref_exprs();
+    Ok(Expr::Exists(Exists::new(
+        Subquery {
+            subquery: Arc::new(plan),
+            outer_ref_columns,
+            spans: Spans::new(),
+        },
+        false,
+    )))
+}
