@@ -49,7 +49,6 @@ use crate::execution::context::SessionState;
 /// The provider is called only here, as the plan runs, and never while it
 /// is planned: a provider such as `MemTable` changes its rows in the call
 /// itself, which `EXPLAIN` would otherwise do.
-#[derive(Debug)]
 pub(crate) struct DmlExec {
     op: WriteOp,
     table_name: TableReference,
@@ -59,6 +58,18 @@ pub(crate) struct DmlExec {
     session: Arc<SessionState>,
     changes: Changes,
     properties: Arc<PlanProperties>,
+}
+
+/// The statement and its table, not the session: an error that shows a plan
+/// (as `datafusion-proto` does for a node it cannot serialize) would print
+/// every function and option of the session.
+impl fmt::Debug for DmlExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DmlExec")
+            .field("op", &self.op)
+            .field("table_name", &self.table_name)
+            .finish_non_exhaustive()
+    }
 }
 
 impl DmlExec {
