@@ -329,11 +329,22 @@ pub(crate) fn correlated_beyond(
 /// where a row matches. The dependent join groups by the outer values and
 /// gives the others the aggregates of an empty input.
 ///
+/// And it leaves an `IN` whose value holds a subquery, `(SELECT ...) IN
+/// (SELECT ...)`: its join condition would hold the subquery, which no rule
+/// decorrelates. Left in the filter, the value's subquery becomes a join
+/// first, and the `IN` is decorrelated over its result.
+///
 /// [`DecorrelatePredicateSubquery`]: crate::decorrelate_predicate_subquery::DecorrelatePredicateSubquery
 pub(crate) fn leave_conjunct_to_dependent_join(
     conjunct: &Expr,
     outer: &DFSchema,
 ) -> Result<bool> {
+    let value_holds_subquery = conjunct.exists(|expr| {
+        Ok(matches!(expr, Expr::InSubquery(InSubquery { expr, .. }) if contains_subquery(expr)))
+    })?;
+    if value_holds_subquery {
+        return Ok(true);
+    }
     let mut over_scalar_aggregate = false;
     conjunct.apply(|expr| {
         if let Expr::Exists(Exists { subquery, .. })
@@ -457,7 +468,8 @@ fn scalar_aggregate_over_correlation(plan: &LogicalPlan) -> Result<bool> {
 /// (SELECT salary FROM emp ...)` over `emp`, both are `emp.salary`, and
 /// once the comparison is pulled out of the subquery into a join the two
 /// can no longer be told apart. Under an alias of its own, the subquery's
-/// column is named apart from the outer one.
+/// column is named apart from the outer one. Its value is also named apart
+/// from the columns it reads, as for `IN` ([`in_values_named_apart`]).
 ///
 /// [`RewriteSetComparison`]: crate::rewrite_set_comparison::RewriteSetComparison
 pub(crate) fn named_apart(
@@ -465,6 +477,7 @@ pub(crate) fn named_apart(
     outer: &DFSchema,
     alias_generator: &AliasGenerator,
 ) -> Result<Subquery> {
+    let subquery = value_named_apart(subquery)?;
     let schema = subquery.subquery.schema();
     let clashes = schema.iter().any(|(qualifier, field)| {
         qualifier.is_some_and(|qualifier| {
@@ -479,6 +492,60 @@ pub(crate) fn named_apart(
         .build()?;
     Ok(Subquery {
         subquery: Arc::new(aliased),
+        ..subquery
+    })
+}
+
+/// `expr` with the value of each `IN` subquery in it named apart from the
+/// columns the subquery reads, where the two share a name.
+///
+/// Type coercion casts the value of `x IN (SELECT s.v ...)` to the type of
+/// `x`: `CAST(s.v AS Int64)`, whose output keeps the name `s.v`. Pulling a
+/// correlated filter that reads `s.v` (`WHERE s.v < o.k`) out of the
+/// subquery adds `s.v` to the same projection: two outputs of one name, which
+/// the projection refuses. Aliased to its own text, the value is told apart.
+pub(crate) fn in_values_named_apart(expr: Expr) -> Result<Expr> {
+    expr.transform(|expr| match expr {
+        Expr::InSubquery(InSubquery {
+            expr,
+            subquery,
+            negated,
+        }) => Ok(Transformed::yes(Expr::InSubquery(InSubquery {
+            expr,
+            subquery: value_named_apart(subquery)?,
+            negated,
+        }))),
+        other => Ok(Transformed::no(other)),
+    })
+    .data()
+}
+
+fn value_named_apart(subquery: Subquery) -> Result<Subquery> {
+    let LogicalPlan::Projection(projection) = subquery.subquery.as_ref() else {
+        return Ok(subquery);
+    };
+    let [value] = projection.expr.as_slice() else {
+        return Ok(subquery);
+    };
+    if matches!(value, Expr::Column(_) | Expr::Alias(_)) {
+        return Ok(subquery);
+    }
+    let name = value.schema_name().to_string();
+    if !projection
+        .input
+        .schema()
+        .columns()
+        .iter()
+        .any(|column| column.flat_name() == name)
+    {
+        return Ok(subquery);
+    }
+    let renamed = Projection::try_new(
+        vec![value.clone().alias(value.to_string())],
+        Arc::clone(&projection.input),
+    )?;
+    Ok(Subquery {
+        subquery: Arc::new(LogicalPlan::Projection(renamed)),
         ..subquery
     })
 }
@@ -733,11 +800,14 @@ fn rewrite_node(
             .collect(),
         _ => vec![],
     };
+    // Bottom up: a subquery inside the value of another, `(SELECT ...) IN
+    // (SELECT ...)`, is joined first, so that the other's join reads its
+    // value as a column
     let exprs = plan
         .expressions()
         .into_iter()
         .map(|expr| {
-            expr.transform_down(|expr| {
+            expr.transform_up(|expr| {
                 if !to_rewrite(&expr, &input_schemas)? {
                     return Ok(Transformed::no(expr));
                 }
@@ -752,7 +822,7 @@ fn rewrite_node(
                     _ => join_subquery(&expr, &input, alias_generator)?,
                 };
                 input = joined;
-                Ok(Transformed::new(value, true, TreeNodeRecursion::Jump))
+                Ok(Transformed::yes(value))
             })
             .data()
         })
