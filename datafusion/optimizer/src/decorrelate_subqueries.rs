@@ -329,20 +329,30 @@ pub(crate) fn correlated_beyond(
 /// where a row matches. The dependent join groups by the outer values and
 /// gives the others the aggregates of an empty input.
 ///
-/// And it leaves an `IN` whose value holds a subquery, `(SELECT ...) IN
-/// (SELECT ...)`: its join condition would hold the subquery, which no rule
-/// decorrelates. Left in the filter, the value's subquery becomes a join
-/// first, and the `IN` is decorrelated over its result.
+/// And it leaves a subquery whose join condition would hold a subquery,
+/// which no rule decorrelates: an `IN` whose value holds one, `(SELECT ...)
+/// IN (SELECT ...)`, and an `EXISTS` or `IN` with a correlated condition that
+/// holds one, `EXISTS (SELECT 1 FROM s WHERE o.x NOT IN (SELECT ...))`. The
+/// dependent join evaluates the inner subquery as it goes.
 ///
 /// [`DecorrelatePredicateSubquery`]: crate::decorrelate_predicate_subquery::DecorrelatePredicateSubquery
 pub(crate) fn leave_conjunct_to_dependent_join(
     conjunct: &Expr,
     outer: &DFSchema,
 ) -> Result<bool> {
-    let value_holds_subquery = conjunct.exists(|expr| {
-        Ok(matches!(expr, Expr::InSubquery(InSubquery { expr, .. }) if contains_subquery(expr)))
+    let condition_holds_subquery = conjunct.exists(|expr| {
+        Ok(match expr {
+            Expr::InSubquery(InSubquery { expr, subquery, .. }) => {
+                contains_subquery(expr)
+                    || correlated_condition_holds_subquery(&subquery.subquery)?
+            }
+            Expr::Exists(Exists { subquery, .. }) => {
+                correlated_condition_holds_subquery(&subquery.subquery)?
+            }
+            _ => false,
+        })
     })?;
-    if value_holds_subquery {
+    if condition_holds_subquery {
         return Ok(true);
     }
     let mut over_scalar_aggregate = false;
@@ -375,6 +385,22 @@ pub(crate) fn leave_conjunct_to_dependent_join(
         },
         _ => embedded_in_needs_null_answer(conjunct, true, outer),
     }
+}
+
+/// Whether a filter of `plan` (not of a subquery in it) has a conjunct that
+/// reads an outer column and holds a subquery: the conjunct upstream's rules
+/// would pull up into a join condition.
+fn correlated_condition_holds_subquery(plan: &LogicalPlan) -> Result<bool> {
+    let mut found = false;
+    plan.apply(|node| {
+        if let LogicalPlan::Filter(filter) = node {
+            found = split_conjunction(&filter.predicate)
+                .into_iter()
+                .any(|conjunct| conjunct.contains_outer() && contains_subquery(conjunct));
+        }
+        Ok(stop_when(found))
+    })?;
+    Ok(found)
 }
 
 /// Whether an `IN` in `expr` must answer NULL, where `expr` itself reads
