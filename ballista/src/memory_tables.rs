@@ -1,11 +1,11 @@
 //! In-memory tables of the client, carried to Ballista's scheduler.
 //!
-//! A table made with `CREATE TABLE t AS SELECT ...`, `CREATE TABLE t (...)`
-//! with `INSERT`, or `register_batch` lives in the client's memory as a
-//! [`MemTable`]. A query runs on the scheduler, which receives the logical
-//! plan through `datafusion-proto`; Ballista's own codec encodes only tables
-//! of files, so the first query of such a table failed with an internal
-//! error (`LogicalExtensionCodec is not provided`).
+//! A table made with `CREATE TABLE t AS SELECT ...` or `register_batch`
+//! lives in the client's memory as a [`MemTable`]. A query runs on the
+//! scheduler, which receives the logical plan through `datafusion-proto`;
+//! Ballista's own codec encodes only tables of files, so the first query of
+//! such a table failed with an internal error (`LogicalExtensionCodec is not
+//! provided`).
 //!
 //! [`MemoryTableCodec`] wraps Ballista's codec and encodes a memory table
 //! with its rows (Arrow IPC, one stream per partition). The scheduler, which

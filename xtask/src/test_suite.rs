@@ -390,6 +390,7 @@ fn summarize_slt(root: &Path, results: &[FileResult], tally: &mut Tally) -> Resu
         tally.failed += failed;
         tally.skipped += skipped + expected_failures;
     }
+    ran_again(results, tally);
     for r in results {
         match &r.status {
             Status::Failed => tally.lines.push(format!(
@@ -467,6 +468,7 @@ fn summarize_forced(
          of the option ({show_queries} queries), {} failed",
         real.len()
     ));
+    ran_again(forced, tally);
     for r in &real {
         tally
             .lines
@@ -474,6 +476,20 @@ fn summarize_forced(
     }
     tally.failed += real.len();
     Ok(())
+}
+
+/// Names the files that ran out of memory under the load of the whole run
+/// and ran again alone (see [`slt::SltRun::run`]).
+fn ran_again(results: &[FileResult], tally: &mut Tally) {
+    for r in results {
+        if let Some(first_log) = &r.first_log {
+            tally.lines.push(format!(
+                "  ran out of memory under load, then ran again alone: {} (first log: {})",
+                r.file,
+                first_log.display()
+            ));
+        }
+    }
 }
 
 /// Checks every label the forced run logged (see [`label_check`]), and lists

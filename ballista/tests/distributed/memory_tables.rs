@@ -1,5 +1,5 @@
 //! The client's in-memory tables on Ballista: a table made with
-//! `CREATE TABLE ... AS` or `INSERT` is read by distributed queries, its
+//! `CREATE TABLE ... AS` is read by distributed queries, its
 //! correlated subqueries included, with the rows a local session gives; and
 //! a change to it through Ballista fails before any row is written, since
 //! the scheduler holds only a copy.

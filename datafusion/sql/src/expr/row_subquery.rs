@@ -121,9 +121,10 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         let columns = sub_plan.schema().columns();
         if columns.len() != row.len() {
             return plan_err!(
-                "{operator} compares a row of {} values with a subquery of {} columns",
+                "{operator} compares a row of {} values with a subquery of {} column{}",
                 row.len(),
-                columns.len()
+                columns.len(),
+                if columns.len() == 1 { "" } else { "s" }
             );
         }
         let mut rows_equal = None;
