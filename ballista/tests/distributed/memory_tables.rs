@@ -31,6 +31,14 @@ async fn rows(ctx: &SessionContext, sql: &str) -> String {
     }
 }
 
+/// A standalone Ballista session of two task slots.
+async fn distributed_context() -> Result<SessionContext> {
+    let config = fork_ballista::session_config()?
+        .with_target_partitions(2)
+        .with_ballista_standalone_parallelism(2);
+    fork_ballista::standalone_context(config).await
+}
+
 async fn set_up(ctx: &SessionContext) -> Result<()> {
     for statement in SETUP {
         ctx.sql(statement).await?.collect().await?;
@@ -40,10 +48,7 @@ async fn set_up(ctx: &SessionContext) -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn memory_tables_answer_as_locally() -> Result<()> {
-    let config = fork_ballista::session_config()?
-        .with_target_partitions(2)
-        .with_ballista_standalone_parallelism(2);
-    let distributed = fork_ballista::standalone_context(config).await?;
+    let distributed = distributed_context().await?;
     let local = SessionContext::new();
     set_up(&distributed).await?;
     set_up(&local).await?;
@@ -57,10 +62,7 @@ async fn memory_tables_answer_as_locally() -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn changes_to_a_memory_table_fail_on_ballista() -> Result<()> {
-    let config = fork_ballista::session_config()?
-        .with_target_partitions(2)
-        .with_ballista_standalone_parallelism(2);
-    let distributed = fork_ballista::standalone_context(config).await?;
+    let distributed = distributed_context().await?;
     set_up(&distributed).await?;
     for statement in [
         "INSERT INTO t VALUES (5, 50)",
