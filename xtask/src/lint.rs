@@ -39,6 +39,8 @@ const OUR_TARGETS: &[&str] = &[
     "single_join",
     "--test",
     "pretty_column_names",
+    "--test",
+    "memory_limits",
     "--example",
     "single_join",
     "--example",

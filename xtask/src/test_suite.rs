@@ -39,11 +39,16 @@ const CRATE_TESTS: &[(Target, &[&str])] = &[
     (test("datafusion-cli", "cli_integration"), &[]),
     // Single join and correlated subqueries
     (lib("datafusion-optimizer"), &[]),
-    (lib("datafusion-physical-plan"), &["joins::"]),
+    (
+        lib("datafusion-physical-plan"),
+        &["joins::", "spill::spill_pool::reader"],
+    ),
     (lib("datafusion-proto-models"), &[]),
     (lib("datafusion-substrait"), &["producer::rel::join"]),
     (test("datafusion", "single_join"), &[]),
     (example("datafusion", "single_join"), &[]),
+    // Held rows in the memory pool; no deadlock under a memory limit
+    (test("datafusion", "memory_limits"), &[]),
     // Benchmark workloads: every TPC-H and TPC-DS query plans; each benchmark
     // runs once (criterion's test mode), checking its plan assertions.
     (lib("fork-benches"), &[]),

@@ -43,9 +43,17 @@
 //! [`HashJoinExec`]: super::HashJoinExec
 //! [`NestedLoopJoinExec`]: super::NestedLoopJoinExec
 
-use arrow::array::{BooleanBufferBuilder, RecordBatch, UInt32Array, UInt64Array};
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, AsArray, BooleanBufferBuilder, RecordBatch, RecordBatchOptions,
+    UInt32Array, UInt64Array,
+};
 use arrow::buffer::BooleanBuffer;
+use arrow::datatypes::DataType;
+use datafusion_common::utils::memory::RecordBatchMemoryCounter;
 use datafusion_common::{JoinType, Result, exec_err, not_impl_err};
+use datafusion_execution::memory_pool::MemoryReservation;
 use parking_lot::Mutex;
 
 use crate::coalesce::{LimitedBatchCoalescer, PushBatchStatus};
@@ -125,24 +133,43 @@ pub(crate) fn check_disjoint_matches(
 /// probing last.
 ///
 /// There is at most one matched row per build row (a second one is an
-/// error), so these batches are never larger than the build side.
-#[derive(Debug, Default)]
+/// error), so these batches are never larger than the build side, but with
+/// the probe side's columns they can be larger than the build side's own
+/// memory; they count in the build side's reservation, so a join under a
+/// memory limit fails with `Resources exhausted` instead of growing past it.
+#[derive(Debug)]
 pub(crate) struct DeferredMatches {
-    batches: Mutex<Vec<RecordBatch>>,
+    batches: Mutex<HeldBatches>,
+    /// The memory of `batches`; and the source of the reservations of the
+    /// rows each probe partition holds back ([`HeldProbeRows`])
+    reservation: MemoryReservation,
 }
 
 impl DeferredMatches {
-    /// Holds back `batch` of matched rows.
-    pub(crate) fn defer(&self, batch: RecordBatch) {
-        if batch.num_rows() > 0 {
-            self.batches.lock().push(batch);
+    /// No matched rows yet; `reservation` is a new, empty reservation of the
+    /// build side's consumer.
+    pub(crate) fn new(reservation: MemoryReservation) -> Self {
+        Self {
+            batches: Mutex::default(),
+            reservation,
         }
     }
 
-    /// Takes every matched row held so far. Called once, when no probe
-    /// partition can add a match any more.
+    /// Holds back `batch` of matched rows, reserving its memory.
+    ///
+    /// The batch's string and binary views are compacted first: they point
+    /// into the data buffers of the probe batch they were taken from, which
+    /// would otherwise stay alive, unmatched rows and all, until the end.
+    pub(crate) fn defer(&self, batch: RecordBatch) -> Result<()> {
+        let batch = compact_views(batch)?;
+        self.batches.lock().hold(batch, &self.reservation)
+    }
+
+    /// Takes every matched row held so far, releasing their memory to the
+    /// operators downstream. Called once, when no probe partition can add a
+    /// match any more.
     pub(crate) fn take(&self) -> Vec<RecordBatch> {
-        std::mem::take(&mut *self.batches.lock())
+        self.batches.lock().release(&self.reservation)
     }
 
     /// Moves every matched row into `output`, stopping when its limit is
@@ -153,26 +180,47 @@ impl DeferredMatches {
     ) -> Result<PushBatchStatus> {
         push_all(self.take(), output)
     }
+
+    /// A new, empty reservation of the same consumer.
+    pub(crate) fn new_reservation(&self) -> MemoryReservation {
+        self.reservation.new_empty()
+    }
 }
 
 /// The output of a [`JoinType::RightSingle`] join for the probe batch being
 /// processed, released once the whole batch has been matched.
+///
+/// Each probe row matches at most once, so this is at most one probe batch's
+/// worth of output rows; they count in the build side's reservation all the
+/// same, through [`DeferredMatches::new_reservation`].
 #[derive(Debug, Default)]
 pub(crate) struct HeldProbeRows {
-    batches: Vec<RecordBatch>,
+    batches: HeldBatches,
+    /// The memory of `batches`, taken from the build side on the first hold
+    reservation: Option<MemoryReservation>,
 }
 
 impl HeldProbeRows {
-    /// Holds back `batch`, output for the current probe batch.
-    pub(crate) fn hold(&mut self, batch: RecordBatch) {
-        if batch.num_rows() > 0 {
-            self.batches.push(batch);
-        }
+    /// Holds back `batch`, output for the current probe batch, reserving its
+    /// memory with the consumer of `build_side`'s reservation.
+    pub(crate) fn hold(
+        &mut self,
+        batch: RecordBatch,
+        build_side: &DeferredMatches,
+    ) -> Result<()> {
+        let reservation = self
+            .reservation
+            .get_or_insert_with(|| build_side.new_reservation());
+        self.batches.hold(batch, reservation)
     }
 
-    /// Takes the output held for the probe batch, which is now complete.
+    /// Takes the output held for the probe batch, which is now complete,
+    /// releasing its memory to the operators downstream.
     pub(crate) fn release(&mut self) -> Vec<RecordBatch> {
-        std::mem::take(&mut self.batches)
+        match &self.reservation {
+            Some(reservation) => self.batches.release(reservation),
+            None => vec![],
+        }
     }
 
     /// Holds back `batch`, and moves everything held into `output` once
@@ -181,15 +229,78 @@ impl HeldProbeRows {
         &mut self,
         batch: RecordBatch,
         probe_batch_done: bool,
+        build_side: &DeferredMatches,
         output: &mut LimitedBatchCoalescer,
     ) -> Result<PushBatchStatus> {
-        self.hold(batch);
+        self.hold(batch, build_side)?;
         if probe_batch_done {
             push_all(self.release(), output)
         } else {
             Ok(PushBatchStatus::Continue)
         }
     }
+}
+
+/// Batches a single join holds back, with their memory in a reservation.
+#[derive(Debug, Default)]
+struct HeldBatches {
+    batches: Vec<RecordBatch>,
+    /// Counts each buffer once: output batches share buffers, as string
+    /// views taken from one probe batch share its data buffers.
+    buffers: RecordBatchMemoryCounter,
+    /// The bytes reserved for `batches`
+    reserved: usize,
+}
+
+impl HeldBatches {
+    fn hold(
+        &mut self,
+        batch: RecordBatch,
+        reservation: &MemoryReservation,
+    ) -> Result<()> {
+        if batch.num_rows() > 0 {
+            let size = self.buffers.count_batch(&batch);
+            reservation.try_grow(size)?;
+            self.reserved += size;
+            self.batches.push(batch);
+        }
+        Ok(())
+    }
+
+    fn release(&mut self, reservation: &MemoryReservation) -> Vec<RecordBatch> {
+        reservation.shrink(std::mem::take(&mut self.reserved));
+        self.buffers = RecordBatchMemoryCounter::new();
+        std::mem::take(&mut self.batches)
+    }
+}
+
+/// `batch` with each `Utf8View` / `BinaryView` column copied into data
+/// buffers that hold only its own values.
+fn compact_views(batch: RecordBatch) -> Result<RecordBatch> {
+    let has_views = batch.columns().iter().any(|column| {
+        matches!(
+            column.data_type(),
+            DataType::Utf8View | DataType::BinaryView
+        )
+    });
+    if !has_views {
+        return Ok(batch);
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|column| match column.data_type() {
+            DataType::Utf8View => Arc::new(column.as_string_view().gc()) as ArrayRef,
+            DataType::BinaryView => Arc::new(column.as_binary_view().gc()),
+            _ => Arc::clone(column),
+        })
+        .collect();
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(
+        batch.schema(),
+        columns,
+        &options,
+    )?)
 }
 
 fn push_all(
@@ -277,6 +388,69 @@ mod tests {
         let disjoint = BooleanBuffer::from(vec![false, true, true]);
         assert!(check_disjoint_matches(&matched, &disjoint).is_ok());
         assert!(check_disjoint_matches(&matched, &matched).is_err());
+    }
+
+    fn reservation() -> MemoryReservation {
+        let pool: Arc<dyn datafusion_execution::memory_pool::MemoryPool> =
+            Arc::new(datafusion_execution::memory_pool::UnboundedMemoryPool::default());
+        datafusion_execution::memory_pool::MemoryConsumer::new("test").register(&pool)
+    }
+
+    /// One row of a batch of 1,000 strings of 100 bytes, as a join's `take`
+    /// leaves it: its view still points into the whole data buffer.
+    fn one_matched_string() -> RecordBatch {
+        let strings = arrow::array::StringViewArray::from_iter_values(
+            (0..1000).map(|i| format!("{i:0>100}")),
+        );
+        let matched =
+            arrow::compute::take(&strings, &UInt32Array::from(vec![7]), None).unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "s",
+            DataType::Utf8View,
+            false,
+        )]));
+        RecordBatch::try_new(schema, vec![matched]).unwrap()
+    }
+
+    #[test]
+    fn deferred_matches_are_reserved_and_keep_only_their_own_strings() -> Result<()> {
+        let batch = one_matched_string();
+        assert!(batch.get_array_memory_size() > 100_000);
+
+        let matches = DeferredMatches::new(reservation());
+        matches.defer(batch.clone())?;
+        let held = matches.reservation.size();
+        assert!(held > 0 && held < 1_000, "reserved {held} bytes");
+
+        let taken = matches.take();
+        assert_eq!(matches.reservation.size(), 0);
+        assert_eq!(taken.len(), 1);
+        assert_eq!(
+            taken[0].column(0).as_string_view().value(0),
+            format!("{:0>100}", 7)
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn held_probe_rows_are_reserved_until_released() -> Result<()> {
+        let build_side = DeferredMatches::new(reservation());
+        let mut held = HeldProbeRows::default();
+        held.hold(one_matched_string(), &build_side)?;
+        held.hold(one_matched_string(), &build_side)?;
+        let reserved = held.reservation.as_ref().map(MemoryReservation::size);
+        // The two batches share one data buffer: it counts once.
+        let buffer = one_matched_string().get_array_memory_size();
+        assert!(
+            reserved > Some(0) && reserved < Some(2 * buffer),
+            "{reserved:?}"
+        );
+        assert_eq!(held.release().len(), 2);
+        assert_eq!(
+            held.reservation.as_ref().map(MemoryReservation::size),
+            Some(0)
+        );
+        Ok(())
     }
 
     #[test]
