@@ -143,15 +143,18 @@ pub(crate) struct DeferredMatches {
     /// The memory of `batches`; and the source of the reservations of the
     /// rows each probe partition holds back ([`HeldProbeRows`])
     reservation: MemoryReservation,
+    /// The build side's rows, whose buffers the build side has reserved
+    build_batch: RecordBatch,
 }
 
 impl DeferredMatches {
     /// No matched rows yet; `reservation` is a new, empty reservation of the
-    /// build side's consumer.
-    pub(crate) fn new(reservation: MemoryReservation) -> Self {
+    /// consumer that holds `build_batch`, the build side's rows.
+    pub(crate) fn new(reservation: MemoryReservation, build_batch: RecordBatch) -> Self {
         Self {
             batches: Mutex::default(),
             reservation,
+            build_batch,
         }
     }
 
@@ -211,6 +214,11 @@ impl HeldProbeRows {
         let reservation = self
             .reservation
             .get_or_insert_with(|| build_side.new_reservation());
+        if self.batches.batches.is_empty() {
+            // Output columns taken from the build side can share its
+            // buffers (string views do), which the build side has reserved.
+            self.batches.buffers.count_batch(&build_side.build_batch);
+        }
         self.batches.hold(batch, reservation)
     }
 
@@ -417,7 +425,7 @@ mod tests {
         let batch = one_matched_string();
         assert!(batch.get_array_memory_size() > 100_000);
 
-        let matches = DeferredMatches::new(reservation());
+        let matches = DeferredMatches::new(reservation(), one_matched_string());
         matches.defer(batch.clone())?;
         let held = matches.reservation.size();
         assert!(held > 0 && held < 1_000, "reserved {held} bytes");
@@ -433,11 +441,31 @@ mod tests {
     }
 
     #[test]
-    fn held_probe_rows_are_reserved_until_released() -> Result<()> {
-        let build_side = DeferredMatches::new(reservation());
+    fn held_probe_rows_do_not_reserve_the_build_sides_buffers_again() -> Result<()> {
+        let build_batch = one_matched_string();
+        let build_side = DeferredMatches::new(reservation(), build_batch.clone());
         let mut held = HeldProbeRows::default();
-        held.hold(one_matched_string(), &build_side)?;
-        held.hold(one_matched_string(), &build_side)?;
+        // Output rows taken from the build side share its data buffer.
+        held.hold(build_batch.clone(), &build_side)?;
+        let reserved = held.reservation.as_ref().map(MemoryReservation::size);
+        assert_eq!(reserved, Some(0));
+        held.release();
+        held.hold(build_batch, &build_side)?;
+        let reserved = held.reservation.as_ref().map(MemoryReservation::size);
+        assert_eq!(reserved, Some(0));
+        Ok(())
+    }
+
+    #[test]
+    fn held_probe_rows_are_reserved_until_released() -> Result<()> {
+        let build_side = DeferredMatches::new(
+            reservation(),
+            RecordBatch::new_empty(Arc::new(Schema::empty())),
+        );
+        let mut held = HeldProbeRows::default();
+        let batch = one_matched_string();
+        held.hold(batch.clone(), &build_side)?;
+        held.hold(batch, &build_side)?;
         let reserved = held.reservation.as_ref().map(MemoryReservation::size);
         // The two batches share one data buffer: it counts once.
         let buffer = one_matched_string().get_array_memory_size();
