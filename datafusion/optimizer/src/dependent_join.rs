@@ -63,7 +63,7 @@ use datafusion_expr::expr::{
 };
 use datafusion_expr::logical_plan::{
     Aggregate, Distinct, Filter, Join, JoinType, Limit, Projection, Sort, Subquery,
-    SubqueryAlias, Union, Unnest, Window,
+    SubqueryAlias, Union, Unnest, Values, Window,
 };
 use datafusion_expr::utils::{conjunction, split_conjunction};
 use datafusion_expr::{
@@ -190,6 +190,7 @@ impl<'a> DependentJoin<'a> {
                     non_null_tags: input.non_null_tags,
                 })
             }
+            LogicalPlan::Values(values) => self.push_values(values),
             other => not_impl_err!(
                 "Correlated subquery with an outer reference below a {} cannot \
                  be decorrelated",
@@ -823,6 +824,41 @@ impl<'a> DependentJoin<'a> {
             tags: tag_names.into_iter().map(Column::new_unqualified).collect(),
             unique: false,
             non_null_tags,
+        })
+    }
+
+    /// `VALUES` whose rows read outer columns, `(VALUES (o.x), (1))`: a row
+    /// is its expressions over the domain, one row for each domain value,
+    /// and several rows are the `UNION ALL` of each alone.
+    fn push_values(&self, values: &Values) -> Result<Tagged> {
+        let row_alone = |row: &Vec<Expr>| {
+            LogicalPlan::Values(Values {
+                schema: Arc::clone(&values.schema),
+                values: vec![row.clone()],
+            })
+        };
+        let [row] = values.values.as_slice() else {
+            let rows = values.values.iter().map(|row| Arc::new(row_alone(row)));
+            let union = Union::try_new_with_loose_types(rows.collect())?;
+            return self.push_union(&union);
+        };
+        let (domain, tags) = self.domain_instance()?;
+        let mut exprs = row
+            .iter()
+            .zip(values.schema.iter())
+            .map(|(expr, (qualifier, field))| {
+                let expr = self.on_tags(expr, &tags, &[])?;
+                Ok(expr
+                    .cast_to(field.data_type(), domain.schema())?
+                    .alias_qualified(qualifier.cloned(), field.name()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        exprs.extend(tags.iter().cloned().map(Expr::Column));
+        Ok(Tagged {
+            plan: LogicalPlanBuilder::from(domain).project(exprs)?.build()?,
+            tags,
+            unique: true,
+            non_null_tags: false,
         })
     }
 
