@@ -58,8 +58,9 @@ use datafusion_expr::expr::{
     Exists, HigherOrderFunction, InList, InSubquery, Lambda, LambdaVariable, Like,
     Placeholder, ScalarFunction, SetComparison, Sort, TryCast, Unnest,
 };
-use datafusion_expr::{Expr, GroupingSet, Operator, Subquery};
+use datafusion_expr::{Expr, GroupingSet, LogicalPlan, Operator, Subquery};
 
+use crate::expr::array_subquery::is_array_subquery;
 use crate::unparser::Unparser;
 
 /// The label text of `expr`, or `None` when part of it cannot be shown.
@@ -590,7 +591,19 @@ fn write_grouping_set(out: &mut String, set: &GroupingSet) -> Option<()> {
 
 /// The SQL of a subquery's plan: DuckDB's choice for a label, and the only
 /// one that fits every kind (`EXISTS`, `IN`, `= ANY`, scalar).
+///
+/// None for a plan the unparser does not write back as the SQL it was
+/// planned from: an `unnest`, whose columns it writes under the planner's
+/// names (`UNNEST(make_array(outer_ref(o.x)))`), and `ARRAY(subquery)`,
+/// which it writes as the aggregate it is planned as.
 fn subquery_text(subquery: &Subquery) -> Option<String> {
+    let plan = subquery.subquery.as_ref();
+    let unnests = plan
+        .exists(|node| Ok(matches!(node, LogicalPlan::Unnest(_))))
+        .ok()?;
+    if unnests || is_array_subquery(plan) {
+        return None;
+    }
     let statement = Unparser::default()
         .with_pretty(true)
         .plan_to_sql(&subquery.subquery)
