@@ -20,7 +20,8 @@
 //! The generator writes SQL whose answer both engines define alike:
 //!
 //! - subqueries in `WHERE`, the `SELECT` list, `HAVING`, `ORDER BY` and a
-//!   join's `ON`; `EXISTS`, `NOT EXISTS`, `IN`, `NOT IN`, `ANY`, `ALL` and
+//!   `ON` of an inner, left, right or full join (an outer join's over one
+//!   side); `EXISTS`, `NOT EXISTS`, `IN`, `NOT IN`, `ANY`, `ALL` and
 //!   scalar subqueries, nested, correlated by equality and non-equality to
 //!   any enclosing query, over correlated derived tables, and under the
 //!   name of the outer query's table (an unaliased self-reference, which
@@ -228,14 +229,30 @@ impl Generator {
                     datafusion: right.datafusion.clone(),
                     sqlite: right.sqlite.clone(),
                 };
-                let both = scope.with(right);
-                let on = self.predicate(&both, 2, 1);
+                let both = scope.with(right.clone());
+                // An inner join's ON reads both sides; an outer join's holds
+                // the keys and subqueries over one side
+                let (kind, on) = if self.rng.random_bool(0.5) {
+                    ("JOIN", self.predicate(&both, 2, 1))
+                } else {
+                    let kinds = ["LEFT JOIN", "RIGHT JOIN", "FULL JOIN"];
+                    let kind = kinds[self.rng.random_range(0..kinds.len())];
+                    let side = if self.rng.random_bool(0.5) {
+                        scope.clone()
+                    } else {
+                        Scope::default().with(right)
+                    };
+                    let one_side = self.predicate(&side, 2, 1);
+                    let on = sql!("{}.k = {}.k AND {}", name, right_name, one_side);
+                    (kind, on)
+                };
                 sql!(
-                    "SELECT {}.k AS c0, {}.v AS c1, {}.k AS c2 FROM {} JOIN {} ON {}",
+                    "SELECT {}.k AS c0, {}.v AS c1, {}.k AS c2 FROM {} {} {} ON {}",
                     name,
                     name,
                     right_name,
                     from,
+                    Sql::both(kind),
                     right_from,
                     on
                 )

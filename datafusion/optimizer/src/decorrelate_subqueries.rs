@@ -69,7 +69,7 @@ use datafusion_expr::logical_plan::{
     Aggregate, Filter, Join, JoinType, Projection, SkipType, Sort, Subquery,
     SubqueryAlias, Window,
 };
-use datafusion_expr::utils::split_conjunction;
+use datafusion_expr::utils::{conjunction, split_conjunction};
 use datafusion_expr::{
     BinaryExpr, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, Operator, lit, when,
 };
@@ -1483,11 +1483,97 @@ fn rewrite_join(
         )?);
         return rewrite_node(filtered, alias_generator).map(Transformed::yes);
     }
+    if let Some(plan) = condition_on_sides(&join, alias_generator)? {
+        return Ok(Transformed::yes(plan));
+    }
     not_impl_err!(
-        "A subquery in the condition of a {} join cannot be decorrelated; \
-         write it as a subquery in a derived table joined to it",
+        "A subquery in the condition of a {} join that reads both of its \
+         sides cannot be decorrelated; write it as a subquery in a derived \
+         table joined to it",
         join.join_type
     )
+}
+
+/// An outer join whose condition holds subqueries, `x LEFT JOIN y ON x.a =
+/// y.a AND EXISTS (SELECT ... WHERE z.b = x.b)`: each conjunct holding one
+/// that reads the columns of one side only (or of neither) is computed on
+/// that side, a column of each of its rows, and the condition reads the
+/// column. A conjunct over the columns of one row of a side has the same
+/// value for every pair that row is in, so the join matches the same pairs
+/// and NULL-extends the same rows (a NULL conjunct matches no pair, as
+/// before). The side's subqueries are then subqueries of a `SELECT` list,
+/// decorrelated as those are; the columns are dropped above the join. `None`
+/// where a conjunct with a subquery reads both sides.
+fn condition_on_sides(
+    join: &Join,
+    alias_generator: &AliasGenerator,
+) -> Result<Option<LogicalPlan>> {
+    let Some(filter) = &join.filter else {
+        return Ok(None);
+    };
+    let (left_schema, right_schema) = (join.left.schema(), join.right.schema());
+    let schemas = [left_schema.as_ref(), right_schema.as_ref()];
+    let columns = |schema: &DFSchema| -> Vec<Expr> {
+        schema.columns().into_iter().map(Expr::Column).collect()
+    };
+    let (mut left_exprs, mut right_exprs) = (columns(left_schema), columns(right_schema));
+    let mut condition = vec![];
+    for conjunct in split_conjunction(filter) {
+        if !conjunct.exists(|expr| to_rewrite(expr, &schemas))? {
+            condition.push(conjunct.clone());
+            continue;
+        }
+        let read = columns_read(conjunct)?;
+        let reads = |schema: &DFSchema| read.iter().any(|c| schema.has_column(c));
+        let side_exprs = match (reads(left_schema), reads(right_schema)) {
+            (_, false) => &mut left_exprs,
+            (false, true) => &mut right_exprs,
+            (true, true) => return Ok(None),
+        };
+        let name = alias_generator.next("__join_condition");
+        side_exprs.push(conjunct.clone().alias(&name));
+        condition.push(Expr::Column(Column::new_unqualified(name)));
+    }
+    let side = |input: &Arc<LogicalPlan>, exprs: Vec<Expr>| -> Result<Arc<LogicalPlan>> {
+        if exprs.len() == input.schema().fields().len() {
+            return Ok(Arc::clone(input));
+        }
+        let computed = LogicalPlanBuilder::from(Arc::unwrap_or_clone(Arc::clone(input)))
+            .project(exprs)?
+            .build()?;
+        Ok(Arc::new(rewrite_node(computed, alias_generator)?))
+    };
+    let joined = LogicalPlan::Join(Join::try_new(
+        side(&join.left, left_exprs)?,
+        side(&join.right, right_exprs)?,
+        join.on.clone(),
+        conjunction(condition),
+        join.join_type,
+        join.join_constraint,
+        join.null_equality,
+        join.null_aware,
+    )?);
+    let plan = LogicalPlanBuilder::from(joined)
+        .project(columns(&join.schema))?
+        .build()?;
+    Ok(Some(plan))
+}
+
+/// The columns `expr` reads: its own, and the outer columns of the
+/// subqueries in it.
+fn columns_read(expr: &Expr) -> Result<BTreeSet<Column>> {
+    let mut read: BTreeSet<Column> = expr.column_refs().into_iter().cloned().collect();
+    expr.apply(|expr| {
+        if let Expr::ScalarSubquery(subquery)
+        | Expr::Exists(Exists { subquery, .. })
+        | Expr::InSubquery(InSubquery { subquery, .. })
+        | Expr::SetComparison(SetComparison { subquery, .. }) = expr
+        {
+            read.extend(free_outer_columns(&subquery.subquery)?);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    Ok(read)
 }
 
 /// `left JOIN LATERAL (subquery)`: the subquery evaluated for every outer
