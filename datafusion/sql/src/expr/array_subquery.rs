@@ -138,6 +138,24 @@ fn ordered_rows(plan: &LogicalPlan) -> Result<(LogicalPlan, Expr, Vec<SortExpr>)
             };
             (input.as_ref(), value.clone().unalias())
         }
+        // `SELECT v ... ORDER BY k LIMIT n`, `k` not selected: the limit
+        // taken of the sorted rows, then the value computed of each
+        LogicalPlan::Limit(limit) => match limit.input.as_ref() {
+            LogicalPlan::Projection(Projection { expr, input, .. })
+                if sorted(input).is_some() =>
+            {
+                let [value] = expr.as_slice() else {
+                    return internal_err!("ARRAY(subquery) of more than one column");
+                };
+                let rows = LogicalPlan::Limit(Limit {
+                    input: Arc::clone(input),
+                    ..limit.clone()
+                });
+                let order_by = sorted(input).map(|sort| sort.expr.clone());
+                return Ok((rows, value.clone().unalias(), order_by.unwrap_or_default()));
+            }
+            _ => (plan, Expr::Column(plan.schema().columns()[0].clone())),
+        },
         plan => (plan, Expr::Column(plan.schema().columns()[0].clone())),
     };
     let order_by = sorted(rows)
