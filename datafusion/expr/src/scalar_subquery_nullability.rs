@@ -15,9 +15,6 @@
 // specific language governing permissions and limitations
 // under the License.
 
-//! Chooses the join a decorrelated scalar subquery is joined with.
-//!
-//! A scalar subquery returns at most one row for each outer row. When the
 //! The nullability of a scalar subquery.
 //!
 //! A scalar subquery that returns no row evaluates to `NULL`, whatever the

@@ -15,9 +15,6 @@
 // specific language governing permissions and limitations
 // under the License.
 
-//! Chooses the join a decorrelated scalar subquery is joined with.
-//!
-//! A scalar subquery returns at most one row for each outer row. When the
 //! Count-bug compensation for a correlated scalar subquery over an aggregate
 //! without `GROUP BY`, and a `HAVING` that reads the outer query.
 //!
