@@ -29,10 +29,14 @@
 //!   a predicate `p`, the rows `WHERE p`, `WHERE NOT p` and `WHERE p IS
 //!   NULL` together are the table's rows, each once.
 //!
+//! [`positions`] writes queries for the fork alone, with subqueries nested
+//! in every position, which must answer or fail cleanly, never panic.
+//!
 //! The queries come from [`generator`], over small random tables with
 //! NULLs, duplicates and empty tables ([`tables`]), laid out in random
 //! partitions and batches.
 
 pub mod engines;
 pub mod generator;
+pub mod positions;
 pub mod tables;

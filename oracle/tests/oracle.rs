@@ -26,9 +26,13 @@
 //!   selects, and a `DELETE` leaves exactly the others.
 //! - `ternary_logic_partitioning`: on the fork alone, `WHERE p`, `WHERE
 //!   NOT p` and `WHERE p IS NULL` together return the table once.
+//! - `nested_subqueries_answer_or_fail_cleanly`: on the fork alone, queries
+//!   with subqueries up to three levels deep in every position (see
+//!   `fork_oracle::positions`) return rows or an error a user can read:
+//!   no panic, no internal error, no name the planner made up.
 //!
 //! Each test runs a fixed number of cases from fixed seeds (2,000 queries,
-//! 600 statements, 600 partitioned predicates); `FORK_ORACLE_CASES`
+//! 600 statements, 600 partitioned predicates, 1,000 nested queries); `FORK_ORACLE_CASES`
 //! multiplies them for a longer run, and `FORK_ORACLE_TRACE` prints each
 //! query and its time.
 //! A query the fork refuses with an error counts as refused, not as
@@ -42,6 +46,7 @@ use datafusion::error::Result;
 use datafusion::prelude::SessionContext;
 use fork_oracle::engines::{Row, datafusion_rows, multiset, sqlite_rows};
 use fork_oracle::generator::{Generator, Shape, Sql};
+use fork_oracle::positions::{POSITIONS, Position, PositionGenerator};
 use fork_oracle::tables::{Database, Layout, TABLES};
 use futures::FutureExt;
 use rand::Rng;
@@ -392,6 +397,96 @@ async fn ternary_logic_partitioning() -> Result<()> {
         }
     }
     tally.report("ternary_logic_partitioning");
+    Ok(())
+}
+
+/// Databases for the nested queries, 20 queries each.
+const POSITION_DATABASES: usize = 50;
+/// A query that takes longer than this counts as hung.
+const QUERY_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Why an error of the fork is not one a user can read, if it is not.
+fn unreadable(error: &str) -> Option<&'static str> {
+    if error.starts_with("panicked") {
+        Some("a panic")
+    } else if error.contains("Internal error") {
+        Some("an internal error")
+    } else if error.contains("Physical plan does not support") {
+        Some("a logical expression left for the physical planner")
+    } else if [
+        "__subquery",
+        "__domain",
+        "__join_condition",
+        "__correlated",
+        "__scalar_sq",
+    ]
+    .iter()
+    .any(|internal| error.contains(internal))
+    {
+        Some("a column the planner made up")
+    } else {
+        None
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_subqueries_answer_or_fail_cleanly() -> Result<()> {
+    let mut ran = 0;
+    let mut answered = 0;
+    let mut refused: BTreeMap<String, usize> = BTreeMap::new();
+    let mut by_position: BTreeMap<Position, (usize, usize)> = BTreeMap::new();
+    let mut failures = vec![];
+    for seed in 0..(POSITION_DATABASES * scale()) as u64 {
+        let mut generator = PositionGenerator::new(3_000_000 + seed);
+        let database = Database::random(generator.rng());
+        let layout = Layout::random(generator.rng());
+        let ctx = database.datafusion(layout)?;
+        for _ in 0..QUERIES_PER_DATABASE {
+            let (position, sql) = generator.query();
+            ran += 1;
+            let counts = by_position.entry(position).or_default();
+            counts.0 += 1;
+            let result = tokio::time::timeout(QUERY_TIME_LIMIT, fork_rows(&ctx, &sql))
+                .await
+                .unwrap_or_else(|_| Err("panicked: did not finish in time".to_string()));
+            match result {
+                Ok(_) => {
+                    answered += 1;
+                    counts.1 += 1;
+                }
+                Err(error) => {
+                    if std::env::var_os("FORK_ORACLE_TRACE").is_some() {
+                        eprintln!("refused: {sql}\n  {error}");
+                    }
+                    if let Some(why) = unreadable(&error) {
+                        failures.push(format!(
+                            "{why}: {error}\n  {sql}\n  {}",
+                            describe(&database, &layout)
+                        ));
+                    }
+                    let first = error.lines().next().unwrap_or_default();
+                    *refused.entry(shorten(first)).or_default() += 1;
+                }
+            }
+        }
+    }
+    println!(
+        "nested_subqueries_answer_or_fail_cleanly: {ran} ran, {answered} answered, {} \
+         refused or failed, {} unreadable",
+        ran - answered,
+        failures.len()
+    );
+    println!("  by position (ran, answered): {by_position:?}");
+    for (error, count) in &refused {
+        println!("  error {count}x: {error}");
+    }
+    for failure in failures.iter().take(5) {
+        println!("FAILED: {failure}");
+    }
+    assert!(failures.is_empty(), "{} unreadable errors", failures.len());
+    // Every position is generated, and most queries answer
+    assert_eq!(by_position.len(), POSITIONS.len(), "{by_position:?}");
+    assert!(answered * 2 >= ran, "{answered} of {ran} answered");
     Ok(())
 }
 
