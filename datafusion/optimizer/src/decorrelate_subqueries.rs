@@ -77,7 +77,8 @@ use datafusion_functions_aggregate::count::count;
 
 use crate::dependent_join::{
     DependentJoin, Domain, Tagged, aggregate_below_renames, contains_subquery,
-    empty_input_value, refuse_outer_aggregates, replace_outer, stop_when,
+    empty_input_value, lateral_parts, lateral_side, refuse_outer_aggregates,
+    replace_outer, stop_when,
 };
 use crate::optimizer::ApplyOrder;
 use crate::push_down_filter::PushDownFilter;
@@ -107,7 +108,11 @@ impl OptimizerRule for DecorrelateSubqueries {
         config: &dyn OptimizerConfig,
     ) -> Result<Transformed<LogicalPlan>> {
         let alias_generator = config.alias_generator().as_ref();
-        match plan {
+        let refreshed = refresh_outer_ref_columns(plan)?;
+        if refreshed.transformed {
+            return Ok(refreshed);
+        }
+        match refreshed.data {
             LogicalPlan::Join(join) => rewrite_join(join, alias_generator),
             LogicalPlan::Sort(sort) if sort_reads_below_input(&sort)? => {
                 let schema = Arc::clone(sort.input.schema());
@@ -245,16 +250,42 @@ fn free_outer_columns(plan: &LogicalPlan) -> Result<BTreeSet<Column>> {
     Ok(free)
 }
 
+/// `plan` with the outer reference columns of each scalar subquery in its
+/// expressions narrowed to those it reads from outside: the planner lists
+/// those of a `LATERAL` join inside it too, which the join provides. The
+/// physical planner runs a scalar subquery with none as uncorrelated; one
+/// listing a column it does not read would stay in the plan.
+fn refresh_outer_ref_columns(plan: LogicalPlan) -> Result<Transformed<LogicalPlan>> {
+    plan.map_expressions(|expr| {
+        expr.transform_down(|expr| {
+            let Expr::ScalarSubquery(subquery) = expr else {
+                return Ok(Transformed::no(expr));
+            };
+            let free = free_outer_columns(&subquery.subquery)?;
+            let stale = |reference: &Expr| {
+                matches!(reference, Expr::OuterReferenceColumn(_, column)
+                    if !free.contains(column))
+            };
+            if !subquery.outer_ref_columns.iter().any(stale) {
+                return Ok(Transformed::no(Expr::ScalarSubquery(subquery)));
+            }
+            let outer_ref_columns = subquery
+                .outer_ref_columns
+                .iter()
+                .filter(|reference| !stale(reference))
+                .cloned()
+                .collect();
+            Ok(Transformed::yes(Expr::ScalarSubquery(Subquery {
+                outer_ref_columns,
+                ..subquery
+            })))
+        })
+    })
+}
+
 /// The subquery of a `LATERAL` join's right side, if `plan` is one.
 fn lateral_subquery(plan: &LogicalPlan) -> Option<&Subquery> {
-    match plan {
-        LogicalPlan::Subquery(subquery) => Some(subquery),
-        LogicalPlan::SubqueryAlias(SubqueryAlias { input, .. }) => match input.as_ref() {
-            LogicalPlan::Subquery(subquery) => Some(subquery),
-            _ => None,
-        },
-        _ => None,
-    }
+    lateral_side(plan)
 }
 
 /// Whether `input` holds an outer reference, other than in a lateral
@@ -670,6 +701,17 @@ pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
             return Ok(true);
         }
         LogicalPlan::Join(join) => {
+            // A lateral join inside the subquery whose lateral side reads
+            // the subquery's outer columns: no filter here holds them
+            if let Some(lateral) = lateral_subquery(&join.right) {
+                let provided = join.left.schema();
+                if free_outer_columns(&lateral.subquery)?
+                    .iter()
+                    .any(|column| !provided.has_column(column))
+                {
+                    return Ok(true);
+                }
+            }
             let (left_only, right_only) = correlation_stays_below(join.join_type);
             let (left, right) = (
                 correlated_below(&join.left)?,
@@ -1585,16 +1627,10 @@ fn rewrite_lateral(
     if !matches!(join.join_type, JoinType::Inner | JoinType::Left) {
         return Ok(None);
     }
-    let (subquery, alias) = match join.right.as_ref() {
-        LogicalPlan::Subquery(subquery) => (subquery, None),
-        LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. }) => {
-            match input.as_ref() {
-                LogicalPlan::Subquery(subquery) => (subquery, Some(alias.clone())),
-                _ => return Ok(None),
-            }
-        }
-        _ => return Ok(None),
+    let Some((subquery, alias)) = lateral_parts(&join.right) else {
+        return Ok(None);
     };
+    let alias = alias.cloned();
     let body = subquery.subquery.as_ref();
     // Correlated to a column beyond the join's left side: not decorrelated
     if correlated_in_plan(body, &join.left)?.is_empty()

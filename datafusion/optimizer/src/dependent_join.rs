@@ -56,7 +56,8 @@ use datafusion_common::tree_node::{
     Transformed, TransformedResult, TreeNode, TreeNodeRecursion,
 };
 use datafusion_common::{
-    Column, DFSchemaRef, NullEquality, Result, ScalarValue, not_impl_err, plan_err,
+    Column, DFSchemaRef, NullEquality, Result, ScalarValue, TableReference, not_impl_err,
+    plan_err,
 };
 use datafusion_expr::expr::{
     AggregateFunction, Alias, Exists, InSubquery, SetComparison, WindowFunction,
@@ -97,15 +98,19 @@ impl Domain {
         let prefix = alias_generator.next("__domain");
         let tag_names: Vec<String> =
             (0..outer.len()).map(|i| format!("{prefix}_{i}")).collect();
-        let plan = LogicalPlanBuilder::from(outer_plan.clone())
-            .project(
-                outer
-                    .iter()
-                    .zip(&tag_names)
-                    .map(|(column, name)| Expr::Column(column.clone()).alias(name)),
-            )?
-            .distinct()?
-            .build()?;
+        // `SELECT DISTINCT` as the aggregate it becomes: a subquery nested
+        // in another may be decorrelated after the rule that replaces
+        // `Distinct` has run its last pass
+        let plan = distinct_rows(
+            LogicalPlanBuilder::from(outer_plan.clone())
+                .project(
+                    outer
+                        .iter()
+                        .zip(&tag_names)
+                        .map(|(column, name)| Expr::Column(column.clone()).alias(name)),
+                )?
+                .build()?,
+        )?;
         Ok(Self {
             outer,
             plan,
@@ -167,7 +172,7 @@ impl<'a> DependentJoin<'a> {
             LogicalPlan::Distinct(Distinct::All(input)) => {
                 let input = self.push(input)?;
                 Ok(Tagged {
-                    plan: LogicalPlanBuilder::from(input.plan).distinct()?.build()?,
+                    plan: distinct_rows(input.plan)?,
                     tags: input.tags,
                     unique: false,
                     non_null_tags: input.non_null_tags,
@@ -674,6 +679,12 @@ impl<'a> DependentJoin<'a> {
     }
 
     fn push_join(&self, join: &Join) -> Result<Tagged> {
+        if lateral_side(&join.right).is_some()
+            && matches!(join.join_type, JoinType::Inner | JoinType::Left)
+            && self.reads_outer(&join.right)?
+        {
+            return self.push_lateral(join);
+        }
         let left_reads = self.reads_outer(&join.left)?;
         let right_reads = self.reads_outer(&join.right)?;
         // A side that keeps its unmatched rows needs its own tags, and so
@@ -881,6 +892,64 @@ impl<'a> DependentJoin<'a> {
         }
     }
 
+    /// A `LATERAL` join inside the subquery whose lateral side reads outer
+    /// columns of the domain as well as its left side's (`FROM t a2 CROSS
+    /// JOIN unnest(make_array(o.k, a2.k))`, `o` outer): the domain is pushed
+    /// into the left side, and the lateral side reads the outer columns
+    /// from the left side's tags instead, as it reads the left side's own
+    /// columns. For a left row tagged `d`, the lateral side then gives the
+    /// rows it gives for that row under the outer value `d`, which is what
+    /// the join gave for `d`. The join stays a lateral join, now correlated
+    /// to its left side only, for the rule to decorrelate as any other.
+    fn push_lateral(&self, join: &Join) -> Result<Tagged> {
+        let left = self.push(&join.left)?;
+        // A column of the left side hides an outer one of the same name
+        let left_scope = [Arc::clone(join.left.schema())];
+        let to_tag = |column: &Column| {
+            self.domain
+                .index_of(column)
+                .map(|index| Expr::Column(left.tags[index].clone()))
+        };
+        let right = lateral_on_tags(join.right.as_ref().clone(), &|subquery| {
+            Ok(replace_in_subquery(subquery, &to_tag, &left_scope)?.data)
+        })?;
+        let scope = [
+            Arc::clone(join.left.schema()),
+            Arc::clone(join.right.schema()),
+        ];
+        let on = join
+            .on
+            .iter()
+            .map(|(l, r)| {
+                Ok((
+                    self.on_tags(l, &left.tags, &scope)?,
+                    self.on_tags(r, &left.tags, &scope)?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let filter = join
+            .filter
+            .as_ref()
+            .map(|filter| self.on_tags(filter, &left.tags, &scope))
+            .transpose()?;
+        let plan = LogicalPlan::Join(Join::try_new(
+            Arc::new(left.plan),
+            Arc::new(right),
+            on,
+            filter,
+            join.join_type,
+            join.join_constraint,
+            join.null_equality,
+            join.null_aware,
+        )?);
+        Ok(Tagged {
+            plan,
+            tags: left.tags,
+            unique: false,
+            non_null_tags: left.non_null_tags,
+        })
+    }
+
     /// `expr` of an operator over inputs `scope`, with its references to the
     /// domain's outer columns replaced by `tags`, also inside the subqueries
     /// it holds (there they stay outer references, now to the tags).
@@ -1050,6 +1119,81 @@ fn replace_in_subquery(
     }))
 }
 
+/// The distinct rows of `plan`, as an aggregate grouped by all its columns
+/// (see [`Domain::new`]).
+fn distinct_rows(plan: LogicalPlan) -> Result<LogicalPlan> {
+    let columns: Vec<Expr> = plan
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    LogicalPlanBuilder::from(plan)
+        .aggregate(columns, Vec::<Expr>::new())?
+        .build()
+}
+
+/// The subquery of a `LATERAL` join's right side, under its alias and the
+/// filters the optimizer pushed above it, if `plan` is one.
+pub(crate) fn lateral_side(plan: &LogicalPlan) -> Option<&Subquery> {
+    match plan {
+        LogicalPlan::Subquery(subquery) => Some(subquery),
+        LogicalPlan::SubqueryAlias(SubqueryAlias { input, .. })
+        | LogicalPlan::Filter(Filter { input, .. }) => lateral_side(input),
+        _ => None,
+    }
+}
+
+/// The right side `plan` of a `LATERAL` join (see [`lateral_side`]) with
+/// its subquery rewritten by `rewrite`, and the filters above the subquery
+/// moved into it (they read its columns only), so that the side is a
+/// subquery under its alias, as the SQL planner makes it.
+fn lateral_on_tags(
+    plan: LogicalPlan,
+    rewrite: &dyn Fn(Subquery) -> Result<Subquery>,
+) -> Result<LogicalPlan> {
+    match plan {
+        LogicalPlan::Subquery(subquery) => Ok(LogicalPlan::Subquery(rewrite(subquery)?)),
+        LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. }) => {
+            let input = lateral_on_tags(Arc::unwrap_or_clone(input), rewrite)?;
+            LogicalPlanBuilder::from(input).alias(alias)?.build()
+        }
+        LogicalPlan::Filter(Filter {
+            predicate, input, ..
+        }) => match lateral_on_tags(Arc::unwrap_or_clone(input), rewrite)? {
+            LogicalPlan::Subquery(subquery) => {
+                let body = Filter::try_new(predicate, subquery.subquery)?;
+                Ok(LogicalPlan::Subquery(Subquery {
+                    subquery: Arc::new(LogicalPlan::Filter(body)),
+                    ..subquery
+                }))
+            }
+            input => Ok(LogicalPlan::Filter(Filter::try_new(
+                predicate,
+                Arc::new(input),
+            )?)),
+        },
+        other => Ok(other),
+    }
+}
+
+/// The subquery of a `LATERAL` join's right side and the alias it is read
+/// under, if `plan` is one.
+pub(crate) fn lateral_parts(
+    plan: &LogicalPlan,
+) -> Option<(&Subquery, Option<&TableReference>)> {
+    match plan {
+        LogicalPlan::Subquery(subquery) => Some((subquery, None)),
+        LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. }) => {
+            match input.as_ref() {
+                LogicalPlan::Subquery(subquery) => Some((subquery, Some(alias))),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// `left IS NOT DISTINCT FROM right`.
 fn not_distinct(left: Expr, right: Expr) -> Expr {
     binary_expr(left, Operator::IsNotDistinctFrom, right)
@@ -1205,10 +1349,17 @@ pub(crate) fn refuse_outer_aggregates(aggregate: &Aggregate) -> Result<()> {
             Ok(TreeNodeRecursion::Continue)
         })?;
         if outer && !inner {
+            // Once a dependent join has replaced the outer columns by its
+            // own, the aggregate's text is not the user's
+            let name = expr.schema_name().to_string();
+            let aggregate = if name.contains("__") {
+                "An aggregate".to_string()
+            } else {
+                format!("Aggregate {name}")
+            };
             return plan_err!(
-                "Aggregate {} in a subquery reads only outer columns: SQL evaluates \
-                 it in the outer query, which is not supported",
-                expr.schema_name()
+                "{aggregate} in a subquery reads only outer columns: SQL evaluates \
+                 it in the outer query, which is not supported"
             );
         }
     }
