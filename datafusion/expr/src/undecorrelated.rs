@@ -25,7 +25,7 @@
 //! user wrote instead: the columns of the enclosing query the subquery
 //! reads, never a column the planner made up.
 
-use datafusion_common::{Column, DataFusionError};
+use datafusion_common::DataFusionError;
 
 use crate::Expr;
 
@@ -34,25 +34,14 @@ use crate::Expr;
 pub fn undecorrelated_subquery_error<'a>(
     outer_references: impl IntoIterator<Item = &'a Expr>,
 ) -> DataFusionError {
-    undecorrelated_columns_error(outer_references.into_iter().filter_map(|reference| {
-        match reference {
-            Expr::OuterReferenceColumn(_, column) => Some(column),
-            _ => None,
-        }
-    }))
-}
-
-/// The error for a correlated subquery left in a plan, that reads the
-/// outer `columns`.
-pub fn undecorrelated_columns_error<'a>(
-    columns: impl IntoIterator<Item = &'a Column>,
-) -> DataFusionError {
     let mut names: Vec<String> = vec![];
-    for column in columns {
-        let name = column.flat_name();
+    for reference in outer_references {
         // A column the optimizer named stands for one of the user's
-        if !column.name.starts_with("__") && !names.contains(&name) {
-            names.push(name);
+        if let Expr::OuterReferenceColumn(_, column) = reference
+            && !column.name.starts_with("__")
+            && !names.contains(&column.flat_name())
+        {
+            names.push(column.flat_name());
         }
     }
     let reads = if names.is_empty() {
@@ -71,6 +60,7 @@ mod tests {
     use std::sync::Arc;
 
     use arrow::datatypes::{DataType, Field};
+    use datafusion_common::Column;
 
     use super::*;
 

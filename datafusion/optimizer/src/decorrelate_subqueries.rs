@@ -69,6 +69,7 @@ use datafusion_expr::logical_plan::{
     Aggregate, Filter, Join, JoinType, Projection, SkipType, Sort, Subquery,
     SubqueryAlias, Window,
 };
+use datafusion_expr::subquery_exprs::contains_subquery;
 use datafusion_expr::utils::{conjunction, split_conjunction};
 use datafusion_expr::{
     BinaryExpr, Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, Operator, lit, when,
@@ -76,9 +77,8 @@ use datafusion_expr::{
 use datafusion_functions_aggregate::count::count;
 
 use crate::dependent_join::{
-    DependentJoin, Domain, Tagged, aggregate_below_renames, contains_subquery,
-    empty_input_value, lateral_parts, lateral_side, refuse_outer_aggregates,
-    replace_outer, stop_when,
+    DependentJoin, Domain, Tagged, aggregate_below_renames, empty_input_value,
+    lateral_parts, lateral_side, refuse_outer_aggregates, replace_outer, stop_when,
 };
 use crate::optimizer::ApplyOrder;
 use crate::push_down_filter::PushDownFilter;

@@ -66,6 +66,7 @@ use datafusion_expr::logical_plan::{
     Aggregate, Distinct, Filter, Join, JoinType, Limit, Projection, Sort, Subquery,
     SubqueryAlias, Union, Unnest, Values, Window,
 };
+use datafusion_expr::subquery_exprs::contains_subquery;
 use datafusion_expr::utils::{conjunction, split_conjunction};
 use datafusion_expr::{
     BinaryExpr, Expr, ExprFunctionExt, ExprSchemable, FetchType, LogicalPlan,
@@ -1218,20 +1219,6 @@ fn first_row_sort(plan: &LogicalPlan) -> Result<Option<&Sort>> {
         LogicalPlan::Sort(sort) if sort.fetch == Some(1) => Some(sort),
         _ => None,
     })
-}
-
-/// Whether `expr` holds a subquery.
-pub(crate) fn contains_subquery(expr: &Expr) -> bool {
-    expr.exists(|expr| {
-        Ok(matches!(
-            expr,
-            Expr::ScalarSubquery(_)
-                | Expr::Exists(_)
-                | Expr::InSubquery(_)
-                | Expr::SetComparison(_)
-        ))
-    })
-    .unwrap_or(true)
 }
 
 /// `input` grouped by `group_expr`, computing `aggr_expr`.

@@ -54,10 +54,10 @@ use datafusion_expr::utils::{conjunction, split_conjunction};
 use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, lit};
 use datafusion_functions_aggregate::count::count_all;
 
-use crate::dependent_join::contains_subquery;
 use crate::optimizer::ApplyOrder;
 use crate::utils::is_restrict_null_predicate;
 use crate::{OptimizerConfig, OptimizerRule};
+use datafusion_expr::subquery_exprs::contains_subquery;
 
 /// The alias of the keys that occur more than once on a lookup side; it also
 /// marks a lookup side as already narrowed.

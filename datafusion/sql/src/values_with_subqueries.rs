@@ -31,25 +31,14 @@
 
 use std::sync::Arc;
 
-use datafusion_common::tree_node::TreeNode;
 use datafusion_common::{DFSchema, Result, plan_err};
 use datafusion_expr::logical_plan::Union;
+use datafusion_expr::subquery_exprs::contains_subquery;
 use datafusion_expr::{Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder};
 
 /// Whether a row of `values` holds a subquery.
 pub(crate) fn values_hold_subquery(values: &[Vec<Expr>]) -> bool {
-    values.iter().flatten().any(|expr| {
-        expr.exists(|expr| {
-            Ok(matches!(
-                expr,
-                Expr::ScalarSubquery(_)
-                    | Expr::Exists(_)
-                    | Expr::InSubquery(_)
-                    | Expr::SetComparison(_)
-            ))
-        })
-        .unwrap_or(false)
-    })
+    values.iter().flatten().any(contains_subquery)
 }
 
 /// `values` as a union of one-row projections; its columns named and typed
