@@ -78,7 +78,8 @@ use datafusion_functions_aggregate::count::count;
 
 use crate::dependent_join::{
     DependentJoin, Domain, Tagged, aggregate_below_renames, empty_input_value,
-    lateral_parts, lateral_side, refuse_outer_aggregates, replace_outer, stop_when,
+    filters_into_subquery, lateral_parts, lateral_side, refuse_outer_aggregates,
+    replace_outer, stop_when,
 };
 use crate::optimizer::ApplyOrder;
 use crate::push_down_filter::PushDownFilter;
@@ -107,31 +108,10 @@ impl OptimizerRule for DecorrelateSubqueries {
         plan: LogicalPlan,
         config: &dyn OptimizerConfig,
     ) -> Result<Transformed<LogicalPlan>> {
-        let alias_generator = config.alias_generator().as_ref();
         let refreshed = refresh_outer_ref_columns(plan)?;
-        if refreshed.transformed {
-            return Ok(refreshed);
-        }
-        match refreshed.data {
-            LogicalPlan::Join(join) => rewrite_join(join, alias_generator),
-            LogicalPlan::Sort(sort) if sort_reads_below_input(&sort)? => {
-                let schema = Arc::clone(sort.input.schema());
-                let widened = widen_sort_input(sort)?;
-                let columns = schema.columns().into_iter().map(Expr::Column);
-                LogicalPlanBuilder::from(rewrite_node(widened, alias_generator)?)
-                    .project(columns)?
-                    .build()
-                    .map(Transformed::yes)
-            }
-            plan if plan.inputs().len() == 1 && has_subquery_to_rewrite(&plan)? => {
-                let normalized = push_correlation_out_of_joins(plan, config)?;
-                if normalized.transformed {
-                    return Ok(normalized);
-                }
-                rewrite_node(normalized.data, alias_generator).map(Transformed::yes)
-            }
-            plan => Ok(Transformed::no(plan)),
-        }
+        let mut rewritten = rewrite_plan(refreshed.data, config)?;
+        rewritten.transformed |= refreshed.transformed;
+        Ok(rewritten)
     }
 
     fn name(&self) -> &str {
@@ -140,6 +120,34 @@ impl OptimizerRule for DecorrelateSubqueries {
 
     fn apply_order(&self) -> Option<ApplyOrder> {
         Some(ApplyOrder::TopDown)
+    }
+}
+
+/// The rule's rewrite of one node. See the [module documentation](self).
+fn rewrite_plan(
+    plan: LogicalPlan,
+    config: &dyn OptimizerConfig,
+) -> Result<Transformed<LogicalPlan>> {
+    let alias_generator = config.alias_generator().as_ref();
+    match plan {
+        LogicalPlan::Join(join) => rewrite_join(join, alias_generator),
+        LogicalPlan::Sort(sort) if sort_reads_below_input(&sort)? => {
+            let schema = Arc::clone(sort.input.schema());
+            let widened = widen_sort_input(sort)?;
+            let columns = schema.columns().into_iter().map(Expr::Column);
+            LogicalPlanBuilder::from(rewrite_node(widened, alias_generator)?)
+                .project(columns)?
+                .build()
+                .map(Transformed::yes)
+        }
+        plan if plan.inputs().len() == 1 && has_subquery_to_rewrite(&plan)? => {
+            let normalized = push_correlation_out_of_joins(plan, config)?;
+            if normalized.transformed {
+                return Ok(normalized);
+            }
+            rewrite_node(normalized.data, alias_generator).map(Transformed::yes)
+        }
+        plan => Ok(Transformed::no(plan)),
     }
 }
 
@@ -209,7 +217,7 @@ fn free_outer_columns(plan: &LogicalPlan) -> Result<BTreeSet<Column>> {
             // it, which takes them out below
             LogicalPlan::Subquery(_) => return Ok(TreeNodeRecursion::Jump),
             LogicalPlan::Join(join) => {
-                if let Some(lateral) = lateral_subquery(&join.right) {
+                if let Some(lateral) = lateral_side(&join.right) {
                     let provided = join.left.schema();
                     for column in free_outer_columns(&lateral.subquery)? {
                         if !provided.has_column(&column) {
@@ -281,11 +289,6 @@ fn refresh_outer_ref_columns(plan: LogicalPlan) -> Result<Transformed<LogicalPla
             })))
         })
     })
-}
-
-/// The subquery of a `LATERAL` join's right side, if `plan` is one.
-fn lateral_subquery(plan: &LogicalPlan) -> Option<&Subquery> {
-    lateral_side(plan)
 }
 
 /// Whether `input` holds an outer reference, other than in a lateral
@@ -703,7 +706,7 @@ pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
         LogicalPlan::Join(join) => {
             // A lateral join inside the subquery whose lateral side reads
             // the subquery's outer columns: no filter here holds them
-            if let Some(lateral) = lateral_subquery(&join.right) {
+            if let Some(lateral) = lateral_side(&join.right) {
                 let provided = join.left.schema();
                 if free_outer_columns(&lateral.subquery)?
                     .iter()
@@ -1627,7 +1630,11 @@ fn rewrite_lateral(
     if !matches!(join.join_type, JoinType::Inner | JoinType::Left) {
         return Ok(None);
     }
-    let Some((subquery, alias)) = lateral_parts(&join.right) else {
+    if lateral_side(&join.right).is_none() {
+        return Ok(None);
+    }
+    let right = filters_into_subquery(join.right.as_ref().clone())?;
+    let Some((subquery, alias)) = lateral_parts(&right) else {
         return Ok(None);
     };
     let alias = alias.cloned();
@@ -1666,12 +1673,30 @@ fn rewrite_lateral(
         .collect();
     let null_equality =
         outer_key_equality(&join.left, &outer, &plan, &tags, tagged.non_null_tags);
+    // The join's own condition, with the equalities a rule moved into its
+    // keys, reads the two sides under the same names as before
+    let condition = conjunction(
+        join.on
+            .iter()
+            .map(|(left, right)| {
+                let op = match join.null_equality {
+                    NullEquality::NullEqualsNothing => Operator::Eq,
+                    NullEquality::NullEqualsNull => Operator::IsNotDistinctFrom,
+                };
+                Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(left.clone()),
+                    op,
+                    Box::new(right.clone()),
+                ))
+            })
+            .chain(join.filter.clone()),
+    );
     let joined = LogicalPlanBuilder::from(join.left.as_ref().clone())
         .join_detailed(
             plan,
             join.join_type,
             (outer, tags),
-            join.filter.clone(),
+            condition,
             null_equality,
         )?
         .project(columns)?

@@ -56,8 +56,8 @@ use datafusion_common::tree_node::{
     Transformed, TransformedResult, TreeNode, TreeNodeRecursion,
 };
 use datafusion_common::{
-    Column, DFSchemaRef, NullEquality, Result, ScalarValue, TableReference, not_impl_err,
-    plan_err,
+    Column, DFSchemaRef, NullEquality, Result, ScalarValue, TableReference, internal_err,
+    not_impl_err, plan_err,
 };
 use datafusion_expr::expr::{
     AggregateFunction, Alias, Exists, InSubquery, SetComparison, WindowFunction,
@@ -67,7 +67,7 @@ use datafusion_expr::logical_plan::{
     SubqueryAlias, Union, Unnest, Values, Window,
 };
 use datafusion_expr::subquery_exprs::contains_subquery;
-use datafusion_expr::utils::{conjunction, split_conjunction};
+use datafusion_expr::utils::{conjunction, find_out_reference_exprs, split_conjunction};
 use datafusion_expr::{
     BinaryExpr, Expr, ExprFunctionExt, ExprSchemable, FetchType, LogicalPlan,
     LogicalPlanBuilder, Operator, SkipType, SortExpr, binary_expr, lit, when,
@@ -1135,38 +1135,46 @@ fn distinct_rows(plan: LogicalPlan) -> Result<LogicalPlan> {
 }
 
 /// The subquery of a `LATERAL` join's right side, under its alias and the
-/// filters the optimizer pushed above it, if `plan` is one.
+/// filters the optimizer pushed between the two, if `plan` is one.
 pub(crate) fn lateral_side(plan: &LogicalPlan) -> Option<&Subquery> {
+    fn below_alias(plan: &LogicalPlan) -> Option<&Subquery> {
+        match plan {
+            LogicalPlan::Subquery(subquery) => Some(subquery),
+            LogicalPlan::Filter(Filter { input, .. }) => below_alias(input),
+            _ => None,
+        }
+    }
     match plan {
-        LogicalPlan::Subquery(subquery) => Some(subquery),
-        LogicalPlan::SubqueryAlias(SubqueryAlias { input, .. })
-        | LogicalPlan::Filter(Filter { input, .. }) => lateral_side(input),
-        _ => None,
+        LogicalPlan::SubqueryAlias(SubqueryAlias { input, .. }) => below_alias(input),
+        plan => below_alias(plan),
     }
 }
 
 /// The right side `plan` of a `LATERAL` join (see [`lateral_side`]) with
-/// its subquery rewritten by `rewrite`, and the filters above the subquery
-/// moved into it (they read its columns only), so that the side is a
-/// subquery under its alias, as the SQL planner makes it.
-fn lateral_on_tags(
-    plan: LogicalPlan,
-    rewrite: &dyn Fn(Subquery) -> Result<Subquery>,
-) -> Result<LogicalPlan> {
+/// the filters between its alias and its subquery moved into the
+/// subquery, which they read alone: the side the SQL planner makes, a
+/// subquery under its alias ([`lateral_parts`]).
+pub(crate) fn filters_into_subquery(plan: LogicalPlan) -> Result<LogicalPlan> {
     match plan {
-        LogicalPlan::Subquery(subquery) => Ok(LogicalPlan::Subquery(rewrite(subquery)?)),
         LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. }) => {
-            let input = lateral_on_tags(Arc::unwrap_or_clone(input), rewrite)?;
+            let input = filters_into_subquery(Arc::unwrap_or_clone(input))?;
             LogicalPlanBuilder::from(input).alias(alias)?.build()
         }
         LogicalPlan::Filter(Filter {
             predicate, input, ..
-        }) => match lateral_on_tags(Arc::unwrap_or_clone(input), rewrite)? {
+        }) => match filters_into_subquery(Arc::unwrap_or_clone(input))? {
             LogicalPlan::Subquery(subquery) => {
+                let mut outer_ref_columns = subquery.outer_ref_columns;
+                for reference in find_out_reference_exprs(&predicate) {
+                    if !outer_ref_columns.contains(&reference) {
+                        outer_ref_columns.push(reference);
+                    }
+                }
                 let body = Filter::try_new(predicate, subquery.subquery)?;
                 Ok(LogicalPlan::Subquery(Subquery {
                     subquery: Arc::new(LogicalPlan::Filter(body)),
-                    ..subquery
+                    outer_ref_columns,
+                    spans: subquery.spans,
                 }))
             }
             input => Ok(LogicalPlan::Filter(Filter::try_new(
@@ -1175,6 +1183,32 @@ fn lateral_on_tags(
             )?)),
         },
         other => Ok(other),
+    }
+}
+
+/// The right side `plan` of a `LATERAL` join, its filters moved into its
+/// subquery ([`filters_into_subquery`]) and the subquery rewritten by
+/// `rewrite`.
+fn lateral_on_tags(
+    plan: LogicalPlan,
+    rewrite: &dyn Fn(Subquery) -> Result<Subquery>,
+) -> Result<LogicalPlan> {
+    match filters_into_subquery(plan)? {
+        LogicalPlan::Subquery(subquery) => Ok(LogicalPlan::Subquery(rewrite(subquery)?)),
+        LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. }) => {
+            match Arc::unwrap_or_clone(input) {
+                LogicalPlan::Subquery(subquery) => {
+                    LogicalPlanBuilder::from(LogicalPlan::Subquery(rewrite(subquery)?))
+                        .alias(alias)?
+                        .build()
+                }
+                other => internal_err!(
+                    "A LATERAL side under its alias is a subquery, not {}",
+                    other.display()
+                ),
+            }
+        }
+        other => internal_err!("A LATERAL side is a subquery, not {}", other.display()),
     }
 }
 

@@ -24,55 +24,47 @@
 //! correlated one (in a `LATERAL (VALUES ...)`) was refused by the
 //! analyzer. `SELECT e1 AS column1, ... ` over the one row of an empty
 //! relation is the same row, in an operator whose subqueries the optimizer
-//! and the physical planner handle like any `SELECT` list's; the analyzer
-//! coerces the rows of the union to common types as `VALUES` does.
+//! and the physical planner handle like any `SELECT` list's. Each value is
+//! cast to the type the `Values` node of the same rows would give its
+//! column, so the rows keep `VALUES`' types (`VALUES ((SELECT 10)), ('9')`
+//! is a column of integers, as `VALUES (10), ('9')` is).
 //!
 //! [`Values`]: datafusion_expr::logical_plan::Values
 
 use std::sync::Arc;
 
-use datafusion_common::{DFSchema, Result, plan_err};
+use datafusion_common::tree_node::{
+    Transformed, TransformedResult, TreeNode, TreeNodeRecursion,
+};
+use datafusion_common::{DFSchema, DFSchemaRef, Result, ScalarValue};
 use datafusion_expr::logical_plan::Union;
 use datafusion_expr::subquery_exprs::contains_subquery;
-use datafusion_expr::{Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder};
+use datafusion_expr::{Expr, ExprSchemable, LogicalPlan, LogicalPlanBuilder, lit};
 
 /// Whether a row of `values` holds a subquery.
 pub(crate) fn values_hold_subquery(values: &[Vec<Expr>]) -> bool {
     values.iter().flatten().any(contains_subquery)
 }
 
-/// `values` as a union of one-row projections; its columns named and typed
-/// as `schema` says (an `INSERT`'s target), or `column1`, `column2`, ... as
-/// `VALUES` names them where `schema` has no field.
+/// `values` as a union of one-row projections, its columns named and typed
+/// as the `Values` node of the same rows would be: by `schema` (an
+/// `INSERT`'s target) where it has fields, else `column1`, `column2`, ...
+/// of the types `VALUES` coerces its rows to.
 pub(crate) fn values_as_union(
     values: Vec<Vec<Expr>>,
-    schema: &DFSchema,
+    schema: &DFSchemaRef,
 ) -> Result<LogicalPlan> {
-    let width = values.first().map_or(0, Vec::len);
-    if values.iter().any(|row| row.len() != width) {
-        return plan_err!("Inconsistent data length across values list");
-    }
-    if !schema.fields().is_empty() && schema.fields().len() != width {
-        return plan_err!(
-            "Inconsistent data length across values list: got {width} values in a row \
-             but expected {}",
-            schema.fields().len()
-        );
-    }
+    let typed = values_of_types(&values, schema)?;
+    let fields = typed.schema().fields().clone();
     let empty = DFSchema::empty();
     let mut rows = values
         .into_iter()
         .map(|row| {
             let exprs = row
                 .into_iter()
-                .enumerate()
-                .map(|(index, expr)| {
-                    if schema.fields().is_empty() {
-                        Ok(expr.alias(format!("column{}", index + 1)))
-                    } else {
-                        let field = schema.field(index);
-                        Ok(expr.cast_to(field.data_type(), &empty)?.alias(field.name()))
-                    }
+                .zip(fields.iter())
+                .map(|(expr, field)| {
+                    Ok(expr.cast_to(field.data_type(), &empty)?.alias(field.name()))
                 })
                 .collect::<Result<Vec<_>>>()?;
             LogicalPlanBuilder::empty(true).project(exprs)?.build()
@@ -84,4 +76,40 @@ pub(crate) fn values_as_union(
     Ok(LogicalPlan::Union(Union::try_new_with_loose_types(
         rows.into_iter().map(Arc::new).collect(),
     )?))
+}
+
+/// The `Values` node of `values` with each subquery in them replaced by a
+/// `NULL` of its type: it checks the rows' widths and gives the names and
+/// types `VALUES` would.
+fn values_of_types(values: &[Vec<Expr>], schema: &DFSchemaRef) -> Result<LogicalPlan> {
+    let empty = DFSchema::empty();
+    let placeholders = values
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|expr| {
+                    expr.clone()
+                        .transform_down(|expr| {
+                            if !matches!(
+                                expr,
+                                Expr::ScalarSubquery(_)
+                                    | Expr::Exists(_)
+                                    | Expr::InSubquery(_)
+                                    | Expr::SetComparison(_)
+                            ) {
+                                return Ok(Transformed::no(expr));
+                            }
+                            let null = ScalarValue::try_from(expr.get_type(&empty)?)?;
+                            Ok(Transformed::new(lit(null), true, TreeNodeRecursion::Jump))
+                        })
+                        .data()
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if schema.fields().is_empty() {
+        LogicalPlanBuilder::values(placeholders)?.build()
+    } else {
+        LogicalPlanBuilder::values_with_schema(placeholders, schema)?.build()
+    }
 }
