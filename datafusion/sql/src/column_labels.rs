@@ -69,7 +69,9 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         }
         let named = self.named_select_columns(&query);
         let plan = self.query_to_plan(query, planner_context)?;
-        apply_column_labels(plan, &named)
+        // Labels show an aggregate of outer columns as it was written
+        let shown = self.with_outer_aggregates_written(&plan, planner_context)?;
+        apply_column_labels(plan, shown.as_ref(), &named)
     }
 
     /// The names of plain column references in the outermost `SELECT` list
@@ -110,9 +112,12 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
 /// label differs from the current name.
 ///
 /// `named` holds the names typed as plain column references in the outermost
-/// `SELECT`; such columns keep their names.
+/// `SELECT`; such columns keep their names. The labels are traced in
+/// `shown` where given: `plan` with some expressions inside its subqueries
+/// written as the user wrote them.
 pub(crate) fn apply_column_labels(
     plan: LogicalPlan,
+    shown: Option<&LogicalPlan>,
     named: &HashSet<String>,
 ) -> Result<LogicalPlan> {
     let schema = Arc::clone(plan.schema());
@@ -128,7 +133,7 @@ pub(crate) fn apply_column_labels(
             if typed {
                 return None;
             }
-            label_for(&plan, i).filter(|label| label != field.name())
+            label_for(shown.unwrap_or(&plan), i).filter(|label| label != field.name())
         })
         .collect();
 
@@ -644,13 +649,13 @@ mod tests {
     #[test]
     fn labeling_adds_a_projection_only_when_a_name_changes() -> Result<()> {
         let unchanged = scan("t", &["a", "b"]).build()?;
-        let labeled = apply_column_labels(unchanged.clone(), &HashSet::new())?;
+        let labeled = apply_column_labels(unchanged.clone(), None, &HashSet::new())?;
         assert_eq!(labeled, unchanged);
 
         let plan = scan("t", &["a", "b"])
             .project(vec![col("a"), col("t.b") + lit(1_i64)])?
             .build()?;
-        let labeled = apply_column_labels(plan, &HashSet::new())?;
+        let labeled = apply_column_labels(plan, None, &HashSet::new())?;
         // The labels go into the query's own projection.
         let LogicalPlan::Projection(projection) = &labeled else {
             panic!("expected a labeled projection, got {labeled}");
@@ -671,7 +676,7 @@ mod tests {
             .project(vec![col("t.b") + lit(1_i64)])?
             .sort(vec![col("t.b + Int64(1)").sort(true, false)])?
             .build()?;
-        let labeled = apply_column_labels(sorted, &HashSet::new())?;
+        let labeled = apply_column_labels(sorted, None, &HashSet::new())?;
         let LogicalPlan::Projection(projection) = &labeled else {
             panic!("expected a labeling projection, got {labeled}");
         };
@@ -700,10 +705,10 @@ mod tests {
             .build()?;
         // Column 0 is typed by name; column 1's label collides with the alias.
         let named = HashSet::from(["t.a + Int64(1)".to_string()]);
-        let labeled = apply_column_labels(plan.clone(), &named)?;
+        let labeled = apply_column_labels(plan.clone(), None, &named)?;
         assert_eq!(labeled, plan);
 
-        let labeled = apply_column_labels(plan, &HashSet::new())?;
+        let labeled = apply_column_labels(plan, None, &HashSet::new())?;
         let names: Vec<_> = labeled
             .schema()
             .fields()
