@@ -28,7 +28,9 @@
 //!   hides the outer table inside the subquery);
 //! - a scalar subquery only as an aggregate without `GROUP BY` (SQLite
 //!   returns the first of two rows where DataFusion fails), and EXISTS and
-//!   IN over aggregates, with and without `GROUP BY`;
+//!   IN over aggregates, with and without `GROUP BY`; in a grouped query,
+//!   such an aggregate plus an aggregate of the grouped query's columns
+//!   only, which SQL makes an aggregate of that query;
 //! - integers only, no division (integer division differs), no `LIMIT`
 //!   (ties), and results compared as multisets (no order, NULL ordering
 //!   differs);
@@ -628,6 +630,29 @@ impl Generator {
                 let function = ["count", "sum", "min", "max"][choice - 1];
                 sql!("{}({})", Sql::both(function), argument)
             }
+        };
+        // Beside it, at times, an aggregate of an enclosing grouped query's
+        // columns only, which that query computes
+        let aggregate = match inner_scope
+            .visible()
+            .into_iter()
+            .find(|source| source.grouped)
+            .cloned()
+        {
+            Some(grouped) if self.rng.random_bool(0.3) => {
+                let name = source_name(&grouped);
+                let column = Sql::both(COLUMNS[self.rng.random_range(0..COLUMNS.len())]);
+                let function =
+                    ["count", "sum", "min", "max"][self.rng.random_range(0..4)];
+                sql!(
+                    "({} + {}({}.{}))",
+                    aggregate,
+                    Sql::both(function),
+                    name,
+                    column
+                )
+            }
+            _ => aggregate,
         };
         sql!("(SELECT {} FROM {}{})", aggregate, from, filter)
     }
