@@ -425,14 +425,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
 /// `max(sum(o.x))` does in a subquery of `o`: SQL nests no aggregate call.
 fn refuse_nested(aggregate: &Expr, recorded: &OuterAggregates) -> Result<()> {
     let mut read = HashSet::new();
-    aggregate.apply(|expr| {
-        if let Expr::OuterReferenceColumn(_, column) = expr
-            && column.relation.is_none()
-        {
-            read.insert(column.name.clone());
-        }
-        Ok(TreeNodeRecursion::Continue)
-    })?;
+    insert_outer_names(aggregate, &mut read)?;
     let inner = recorded.with(|state| {
         state
             .recorded
@@ -558,15 +551,23 @@ fn subquery_plan(expr: &Expr) -> Option<&LogicalPlan> {
 fn collect_outer_names(plan: &LogicalPlan, names: &mut HashSet<String>) -> Result<()> {
     plan.apply_with_subqueries(|node| {
         node.apply_expressions(|expr| {
-            expr.apply(|expr| {
-                if let Expr::OuterReferenceColumn(_, column) = expr
-                    && column.relation.is_none()
-                {
-                    names.insert(column.name.clone());
-                }
-                Ok(TreeNodeRecursion::Continue)
-            })
+            insert_outer_names(expr, names)?;
+            Ok(TreeNodeRecursion::Continue)
         })
+    })?;
+    Ok(())
+}
+
+/// Adds to `names` the name of each unqualified outer reference in `expr`
+/// (not in its subqueries): the names of outer aggregates.
+fn insert_outer_names(expr: &Expr, names: &mut HashSet<String>) -> Result<()> {
+    expr.apply(|expr| {
+        if let Expr::OuterReferenceColumn(_, column) = expr
+            && column.relation.is_none()
+        {
+            names.insert(column.name.clone());
+        }
+        Ok(TreeNodeRecursion::Continue)
     })?;
     Ok(())
 }
