@@ -15,31 +15,79 @@
 // specific language governing permissions and limitations
 // under the License.
 
-//! Whether an expression holds a subquery.
+//! The four expressions that hold a subquery, taken as one: a scalar
+//! subquery, `EXISTS`, `IN` and a quantified comparison (`ANY` / `ALL`).
 //!
 //! The SQL planner (a `VALUES` row with one is planned apart) and the
-//! optimizer's decorrelation ask it of the same four expressions; upstream
-//! has the question only for scalar subqueries
-//! ([`Expr::contains_scalar_subquery`]).
+//! optimizer's decorrelation ask the same questions of all four; upstream
+//! asks them of plans ([`LogicalPlan::apply_subqueries`]) and of scalar
+//! subqueries alone ([`Expr::contains_scalar_subquery`]).
+//!
+//! [`LogicalPlan::apply_subqueries`]: crate::LogicalPlan::apply_subqueries
 
-use datafusion_common::tree_node::TreeNode;
+use datafusion_common::Result;
+use datafusion_common::tree_node::{Transformed, TreeNode};
 
 use crate::Expr;
+use crate::expr::{Exists, InSubquery, SetComparison};
+use crate::logical_plan::Subquery;
+
+/// The subquery of `expr`, if it is one of the four subquery expressions
+/// (not one below it).
+pub fn subquery_of(expr: &Expr) -> Option<&Subquery> {
+    match expr {
+        Expr::ScalarSubquery(subquery)
+        | Expr::Exists(Exists { subquery, .. })
+        | Expr::InSubquery(InSubquery { subquery, .. })
+        | Expr::SetComparison(SetComparison { subquery, .. }) => Some(subquery),
+        _ => None,
+    }
+}
+
+/// `expr` with its subquery rewritten by `f`, if it is one of the four
+/// subquery expressions; any other expression unchanged.
+pub fn map_subquery_of(
+    expr: Expr,
+    f: impl FnOnce(Subquery) -> Result<Transformed<Subquery>>,
+) -> Result<Transformed<Expr>> {
+    Ok(match expr {
+        Expr::ScalarSubquery(subquery) => f(subquery)?.update_data(Expr::ScalarSubquery),
+        Expr::Exists(Exists { subquery, negated }) => f(subquery)?
+            .update_data(|subquery| Expr::Exists(Exists { subquery, negated })),
+        Expr::InSubquery(InSubquery {
+            expr,
+            subquery,
+            negated,
+        }) => f(subquery)?.update_data(|subquery| {
+            Expr::InSubquery(InSubquery {
+                expr,
+                subquery,
+                negated,
+            })
+        }),
+        Expr::SetComparison(SetComparison {
+            expr,
+            subquery,
+            op,
+            quantifier,
+        }) => f(subquery)?.update_data(|subquery| {
+            Expr::SetComparison(SetComparison {
+                expr,
+                subquery,
+                op,
+                quantifier,
+            })
+        }),
+        other => Transformed::no(other),
+    })
+}
 
 /// Whether `expr` holds a subquery: a scalar subquery, `EXISTS`, `IN` or a
 /// quantified comparison (`ANY` / `ALL`).
 pub fn contains_subquery(expr: &Expr) -> bool {
-    expr.exists(|expr| {
-        Ok(matches!(
-            expr,
-            Expr::ScalarSubquery(_)
-                | Expr::Exists(_)
-                | Expr::InSubquery(_)
-                | Expr::SetComparison(_)
-        ))
-    })
-    // The closure never fails
-    .unwrap_or(true)
+    expr.exists(|expr| Ok(subquery_of(expr).is_some()))
+        // The closure never fails
+        .unwrap_or(true)
 }
 
 #[cfg(test)]

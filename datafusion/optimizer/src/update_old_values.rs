@@ -49,7 +49,7 @@
 use std::sync::Arc;
 
 use datafusion_common::tree_node::Transformed;
-use datafusion_common::{Column, Result};
+use datafusion_common::{Column, Result, internal_err};
 use datafusion_expr::logical_plan::{DmlStatement, Projection, WriteOp};
 use datafusion_expr::{Expr, LogicalPlan};
 
@@ -88,8 +88,14 @@ impl OptimizerRule for UpdateOldValues {
         if !keeps_old_values {
             return Ok(Transformed::no(LogicalPlan::Dml(dml)));
         }
-        let LogicalPlan::Projection(projection) = Arc::unwrap_or_clone(dml.input) else {
-            unreachable!("matched above")
+        let projection = match Arc::unwrap_or_clone(dml.input) {
+            LogicalPlan::Projection(projection) => projection,
+            other => {
+                return internal_err!(
+                    "The input of an UPDATE is a projection, not {}",
+                    other.display()
+                );
+            }
         };
         let Some(old_values) = old_values(&projection, &dml.target.schema())? else {
             let input = Arc::new(LogicalPlan::Projection(projection));

@@ -15,71 +15,105 @@
 // specific language governing permissions and limitations
 // under the License.
 
-//! Count-bug compensation for a correlated scalar subquery over an aggregate
-//! without `GROUP BY`, and a `HAVING` that reads the outer query.
+//! The count bug: the value an aggregate without `GROUP BY` has for an
+//! outer value that no input row has.
 //!
 //! Decorrelating `(SELECT count(*) FROM s WHERE s.k = o.k)` groups the
-//! aggregate by `s.k` and left-joins it to the outer query. An outer row
-//! whose key has no group gets `NULL` from the join, where the subquery
-//! would have counted an empty input and returned `0`. The compensation
-//! tells the two apart by the `__always_true` column of the joined side:
-//! `NULL` means no group, and then the value is the aggregate of an empty
-//! input.
+//! aggregate by the outer values (by `s.k`, or by the tags of the
+//! [dependent join](super)) and left-joins it back. An outer row whose value
+//! has no group gets `NULL` from the join, where the subquery would have
+//! counted an empty input and returned `0`. Every decorrelation of such an
+//! aggregate gives its groups a column that is never `NULL` in a group (the
+//! dependent join's `__matched`, upstream's `__always_true`), and
+//! [`compensated`] reads the aggregate of an empty input where the join
+//! left that column `NULL`.
 //!
-//! A `HAVING` breaks that distinction when it is put into the join
-//! condition: a group the `HAVING` rejects also leaves `__always_true` NULL,
-//! and would be compensated to `0` where the answer is `NULL`. So a `HAVING`
-//! over such an aggregate is never part of the join. It is pulled above the
-//! join ([`PullUpCorrelatedExpr::pull_up_having_expr`]) and evaluated in the
-//! compensation: on the joined aggregate where a group matched, and on the
-//! aggregate of an empty input (with the outer row's values) where none did.
+//! Upstream's pull-up ([`ScalarSubqueryToJoin`]) adds a case of its own: a
+//! `HAVING` that reads the outer query breaks the distinction when it is put
+//! into the join condition, as a group the `HAVING` rejects also leaves the
+//! column `NULL`, and would be compensated to `0` where the answer is
+//! `NULL`. So a `HAVING` over such an aggregate is never part of the join:
+//! the pull-up lifts it above the join ([`is_correlated_having`]), and
+//! [`compensation_exprs`] evaluates it in the compensation: on the joined
+//! aggregate where a group matched, and on the aggregate of an empty input
+//! (with the outer row's values) where none did.
+//!
+//! [`ScalarSubqueryToJoin`]: crate::scalar_subquery_to_join::ScalarSubqueryToJoin
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use datafusion_common::alias::AliasGenerator;
 use datafusion_common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion_common::{Column, DFSchemaRef, Result, ScalarValue};
+use datafusion_expr::expr::{AggregateFunction, Alias};
 use datafusion_expr::logical_plan::Filter;
 use datafusion_expr::{Expr, ExprSchemable, LogicalPlan, lit, when};
 
 use crate::analyzer::type_coercion::TypeCoercionRewriter;
-use crate::decorrelate::{ExprResultMap, PullUpCorrelatedExpr, UN_MATCHED_ROW_INDICATOR};
 use crate::utils::evaluates_to_null;
 
-impl PullUpCorrelatedExpr {
-    /// Pulls a `HAVING` that reads outer columns out of the subquery when
-    /// its input is an aggregate that needs count-bug compensation. Returns
-    /// the plan that replaces `filter`, or `None` when it does not apply.
-    pub(crate) fn pull_up_correlated_having(
-        &mut self,
-        filter: &Filter,
-    ) -> Result<Option<LogicalPlan>> {
-        if !self.need_handle_count_bug || !filter.predicate.contains_outer() {
-            return Ok(None);
+/// Each output expression's value over an empty input, by name, as
+/// upstream's pull-up collects it (its `ExprResultMap`).
+type EmptyResults = datafusion_common::HashMap<String, Expr>;
+
+/// A column for an aggregate grouped by the outer values that is `true` in
+/// every group, so that it reads `NULL` after the left join back exactly
+/// where an outer value had no input rows: the expression to add to the
+/// grouping, and the column it names.
+pub(crate) fn match_indicator(alias_generator: &AliasGenerator) -> (Expr, Column) {
+    let name = alias_generator.next("__matched");
+    (lit(true).alias(&name), Column::new_unqualified(name))
+}
+
+/// The value an outer row reads for an aggregate that the join back gives
+/// as `value`: `empty_value`, the aggregate over an empty input, where
+/// `unmatched` says no group matched. An aggregate whose value over an
+/// empty input is `NULL` reads the join's `NULL` unchanged.
+pub(crate) fn compensated(
+    value: Expr,
+    unmatched: Expr,
+    empty_value: Expr,
+) -> Result<Expr> {
+    if evaluates_to_null(empty_value.clone(), empty_value.column_refs())? {
+        return Ok(value);
+    }
+    when(unmatched, empty_value).otherwise(value)
+}
+
+/// The value of aggregate expression `expr`, over an input of `schema`, for
+/// an empty input.
+pub(crate) fn empty_input_value(expr: &Expr, schema: &DFSchemaRef) -> Result<Expr> {
+    match expr {
+        Expr::Alias(Alias { expr, .. }) => empty_input_value(expr, schema),
+        Expr::AggregateFunction(AggregateFunction { func, .. }) => {
+            let data_type = expr.get_type(schema)?;
+            Ok(lit(func.default_value(&data_type)?))
         }
-        let Some(empty_results) =
-            self.collected_count_expr_map.get(filter.input.as_ref())
-        else {
-            return Ok(None);
-        };
-        if !needs_compensation(empty_results)? {
-            // Every aggregate is NULL on an empty input: a rejected group and
-            // a missing one both read NULL, so the join condition can hold it
-            return Ok(None);
+        _ => Ok(lit(ScalarValue::Null)),
+    }
+}
+
+/// Whether `filter`, met by upstream's pull-up in a subquery it decorrelates
+/// with count-bug compensation, is a `HAVING` that reads the outer query over
+/// an aggregate that needs compensation: `empty_results` are the results of
+/// the filter's input over an empty input, if the pull-up collected them.
+/// Such a filter is lifted above the join, not put into its condition.
+pub(crate) fn is_correlated_having(
+    filter: &Filter,
+    empty_results: Option<&EmptyResults>,
+) -> Result<bool> {
+    match empty_results {
+        Some(empty_results) if filter.predicate.contains_outer() => {
+            needs_compensation(empty_results)
         }
-        if self.pull_up_having_expr.is_some() {
-            // A second aggregate level with its own pulled-up HAVING
-            self.can_pull_up = false;
-            return Ok(None);
-        }
-        self.pull_up_having_expr = Some(filter.predicate.clone());
-        Ok(Some(filter.input.as_ref().clone()))
+        _ => Ok(false),
     }
 }
 
 /// Whether any of `empty_results` differs from NULL, so that an unmatched
 /// outer row must read it rather than the join's NULL.
-fn needs_compensation(empty_results: &ExprResultMap) -> Result<bool> {
+fn needs_compensation(empty_results: &EmptyResults) -> Result<bool> {
     for result in empty_results.values() {
         if !evaluates_to_null(result.clone(), result.column_refs())? {
             return Ok(true);
@@ -88,38 +122,48 @@ fn needs_compensation(empty_results: &ExprResultMap) -> Result<bool> {
     Ok(false)
 }
 
-/// The count-bug compensation of a decorrelated scalar subquery joined as
-/// `subquery_alias`: for each of its output columns that needs one, the
-/// expression that replaces the column above the join.
+/// A scalar subquery as upstream's pull-up decorrelated and joined it.
+pub(crate) struct PulledUpSubquery<'a> {
+    /// The decorrelated subquery.
+    pub(crate) plan: &'a LogicalPlan,
+    /// The alias it is joined under.
+    pub(crate) alias: &'a str,
+    /// The name of its value column.
+    pub(crate) value_column: &'a str,
+    /// The name of its column that is never `NULL` in a group.
+    pub(crate) match_indicator: &'a str,
+}
+
+/// The count-bug compensation of `subquery`: for each of its output columns
+/// that needs one, the expression that replaces the column above the join.
 ///
 /// * `empty_results` - each output column's value over an empty input, for
 ///   the columns computed from the aggregate.
 /// * `having` - the pulled-up `HAVING`, over the subquery's columns and, if
 ///   correlated, outer references.
 /// * `collected_results` - the results over an empty input of each plan of
-///   the decorrelated `subquery` that has some, as the pull-up collected them.
-/// * `value_column` - the name of the subquery's value column.
+///   the decorrelated subquery that has some, as the pull-up collected them.
 /// * `outer_schema` - the schema of the outer plan the subquery is joined to.
 ///
-/// Returns `None` when the subquery cannot be compensated.
+/// Returns `None` when the subquery cannot be compensated, which leaves it
+/// to the dependent join.
 pub(crate) fn compensation_exprs(
-    empty_results: &ExprResultMap,
+    subquery: &PulledUpSubquery<'_>,
+    empty_results: &EmptyResults,
     having: Option<&Expr>,
-    collected_results: &datafusion_common::HashMap<LogicalPlan, ExprResultMap>,
-    subquery: &LogicalPlan,
-    value_column: &str,
-    subquery_alias: &str,
+    collected_results: &datafusion_common::HashMap<LogicalPlan, EmptyResults>,
     outer_schema: &DFSchemaRef,
 ) -> Result<Option<HashMap<Column, Expr>>> {
+    let subquery_alias = subquery.alias;
     let having = match having {
         Some(having) => {
             // The HAVING reads the aggregate's output columns
-            let Some(aggregate_results) = aggregate_below(subquery)
+            let Some(aggregate_results) = aggregate_below(subquery.plan)
                 .and_then(|aggregate| collected_results.get(aggregate))
             else {
                 return Ok(None);
             };
-            if !empty_results.contains_key(value_column) {
+            if !empty_results.contains_key(subquery.value_column) {
                 // The value does not read the aggregate (a constant): its
                 // value over an empty input is not known here
                 return Ok(None);
@@ -131,12 +175,12 @@ pub(crate) fn compensation_exprs(
 
     // The columns above the join as a matched group sees them: the
     // subquery's keep their own nullability, not the outer join's
-    let matched_schema = Arc::new(outer_schema.join(subquery.schema())?);
+    let matched_schema = Arc::new(outer_schema.join(subquery.plan.schema())?);
     let mut rewriter = TypeCoercionRewriter {
         schema: &matched_schema,
     };
     let unmatched =
-        Expr::Column(Column::new(Some(subquery_alias), UN_MATCHED_ROW_INDICATOR))
+        Expr::Column(Column::new(Some(subquery_alias), subquery.match_indicator))
             .is_null();
 
     let mut names: Vec<&String> = empty_results.keys().collect();
@@ -148,12 +192,12 @@ pub(crate) fn compensation_exprs(
         let empty_result = empty_results[name].clone();
         let compensation = match &having {
             None => {
-                // An aggregate that is NULL on an empty input reads the
-                // join's NULL unchanged
-                if evaluates_to_null(empty_result.clone(), empty_result.column_refs())? {
+                let compensation =
+                    compensated(value.clone(), unmatched.clone(), empty_result)?;
+                if compensation == value {
                     continue;
                 }
-                when(unmatched.clone(), empty_result).otherwise(value)?
+                compensation
             }
             Some(JoinedHaving {
                 on_group,
@@ -209,7 +253,7 @@ struct JoinedHaving {
 fn joined_having(
     having: &Expr,
     subquery_alias: &str,
-    empty_results: &ExprResultMap,
+    empty_results: &EmptyResults,
 ) -> Result<JoinedHaving> {
     let correlated = having.contains_outer();
     let on_group = having

@@ -1,0 +1,416 @@
+// Licensed to the Apache Software Foundation (ASF) under one
+// or more contributor license agreements.  See the NOTICE file
+// distributed with this work for additional information
+// regarding copyright ownership.  The ASF licenses this file
+// to you under the Apache License, Version 2.0 (the
+// "License"); you may not use this file except in compliance
+// with the License.  You may obtain a copy of the License at
+//
+//   http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing,
+// software distributed under the License is distributed on an
+// "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+// KIND, either express or implied.  See the License for the
+// specific language governing permissions and limitations
+// under the License.
+
+//! Which correlated subqueries upstream's shape-specific rules leave to
+//! [`DecorrelateSubqueries`]: the one contract between the two.
+//!
+//! [`ScalarSubqueryToJoin`], [`DecorrelatePredicateSubquery`] and
+//! [`DecorrelateLateralJoin`] run first. They decorrelate a subquery by
+//! pulling its correlated filters above its operators into the condition of
+//! a join, which is right only where every operator between passes a
+//! filtered row through unchanged. Each asks this module before it rewrites
+//! a subquery, and leaves the ones it names, whole, to the dependent join:
+//!
+//! - [`leave_to_dependent_join`], asked of every operator of the subquery
+//!   by the pull-up ([`PullUpCorrelatedExpr`]);
+//! - [`leave_conjunct_to_dependent_join`], asked of each conjunct of a
+//!   filter by [`DecorrelatePredicateSubquery`], for the answers its semi
+//!   and anti joins cannot give;
+//! - [`correlated_beyond`], asked by both of a subquery correlated past the
+//!   plan it would be joined to.
+//!
+//! [`pins_correlated_subquery`] is the same kind of promise made to
+//! [`PushDownFilter`]: it keeps a filter with a correlated subquery where
+//! the columns the subquery reads are, until the subquery is decorrelated.
+//!
+//! [`DecorrelateSubqueries`]: crate::decorrelate_subqueries::DecorrelateSubqueries
+//! [`ScalarSubqueryToJoin`]: crate::scalar_subquery_to_join::ScalarSubqueryToJoin
+//! [`DecorrelatePredicateSubquery`]: crate::decorrelate_predicate_subquery::DecorrelatePredicateSubquery
+//! [`DecorrelateLateralJoin`]: crate::decorrelate_lateral_join::DecorrelateLateralJoin
+//! [`PullUpCorrelatedExpr`]: crate::decorrelate::PullUpCorrelatedExpr
+//! [`PushDownFilter`]: crate::push_down_filter::PushDownFilter
+
+use datafusion_common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion_common::{DFSchema, Result};
+use datafusion_expr::expr::{Exists, InSubquery};
+use datafusion_expr::logical_plan::{
+    Aggregate, Filter, JoinType, SkipType, SubqueryAlias, Window,
+};
+use datafusion_expr::subquery_exprs::{contains_subquery, subquery_of};
+use datafusion_expr::utils::split_conjunction;
+use datafusion_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
+
+use super::lateral::lateral_side;
+use super::{correlated_below, free_outer_columns, outer_only_aggregate, stop_when};
+
+/// Whether the shape-specific rules must leave a subquery containing `node`
+/// to the dependent join: `node` holds a subquery that reads columns from beyond
+/// `node` (a correlation two or more levels deep, which pulling up the outer
+/// subquery would leave unbound), or `node` is a derived table whose
+/// correlation reads a column it does not output (they cannot pull that up
+/// through its alias), or a window with a correlation below it (a correlated
+/// filter pulled above a window changes the rows the window sees), or an
+/// aggregate over grouping sets with a correlation below it (pulled above
+/// it, the filter drops the row of the empty grouping set an outer row
+/// without input rows has), or an aggregate of outer columns only (which
+/// SQL evaluates in the outer query: the dependent join refuses it), or a
+/// join with
+/// a correlation below a side whose rows it does not output as they are
+/// ([`correlation_stays_below`]) or below both sides with a column name in
+/// common, or an `OFFSET` above a correlation (they drop
+/// the limit of an `EXISTS` subquery, which is right only without an
+/// offset).
+pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
+    match node {
+        LogicalPlan::SubqueryAlias(SubqueryAlias { input, .. }) => {
+            return correlates_dropped_column(input);
+        }
+        LogicalPlan::Window(Window { input, .. }) => return correlated_below(input),
+        LogicalPlan::Aggregate(Aggregate {
+            group_expr, input, ..
+        }) if matches!(group_expr.as_slice(), [Expr::GroupingSet(_)]) => {
+            return correlated_below(input);
+        }
+        LogicalPlan::Aggregate(aggregate)
+            if outer_only_aggregate(aggregate)?.is_some() =>
+        {
+            return Ok(true);
+        }
+        LogicalPlan::Join(join) => {
+            // A lateral join inside the subquery whose lateral side reads
+            // the subquery's outer columns: no filter here holds them
+            if let Some(lateral) = lateral_side(&join.right) {
+                let provided = join.left.schema();
+                if free_outer_columns(&lateral.subquery)?
+                    .iter()
+                    .any(|column| !provided.has_column(column))
+                {
+                    return Ok(true);
+                }
+            }
+            let (left_only, right_only) = correlation_stays_below(join.join_type);
+            let (left, right) = (
+                correlated_below(&join.left)?,
+                correlated_below(&join.right)?,
+            );
+            // Correlated on both sides, the columns pulled up from each are
+            // renamed under the subquery's alias by their names only: `s1.i`
+            // and `s2.i` would become one column
+            let same_names =
+                left && right && shares_a_column_name(&join.left, &join.right);
+            if (right_only && right) || (left_only && left) || same_names {
+                return Ok(true);
+            }
+        }
+        LogicalPlan::Limit(limit)
+            if !matches!(limit.get_skip_type()?, SkipType::Literal(0)) =>
+        {
+            return correlated_below(&limit.input);
+        }
+        _ => {}
+    }
+    let provided: Vec<&DFSchema> = node
+        .inputs()
+        .iter()
+        .map(|input| input.schema().as_ref())
+        .collect();
+    let mut reads_past = false;
+    node.apply_expressions(|expr| {
+        expr.apply(|expr| {
+            if let Some(subquery) = subquery_of(expr) {
+                reads_past =
+                    free_outer_columns(&subquery.subquery)?
+                        .iter()
+                        .any(|column| {
+                            !provided.iter().any(|schema| schema.has_column(column))
+                        });
+            }
+            Ok(stop_when(reads_past))
+        })
+    })?;
+    Ok(reads_past)
+}
+
+/// For a join of type `join_type`, whether a correlated filter must stay on
+/// its left side, and on its right side: it can be pulled above the join
+/// only out of a side whose rows the join outputs as they are. Out of the
+/// other side (the right of a left join, semi, anti or mark join, either
+/// side of a full join) it would drop rows the join keeps, NULL-extended or
+/// not: a `LEFT JOIN (... WHERE i = o.i)` becomes an inner join, and the
+/// right side of `EXCEPT` a filter on its result.
+fn correlation_stays_below(join_type: JoinType) -> (bool, bool) {
+    match join_type {
+        JoinType::Inner => (false, false),
+        JoinType::Left
+        | JoinType::LeftSemi
+        | JoinType::LeftAnti
+        | JoinType::LeftMark
+        | JoinType::LeftSingle => (false, true),
+        JoinType::Right
+        | JoinType::RightSemi
+        | JoinType::RightAnti
+        | JoinType::RightMark
+        | JoinType::RightSingle => (true, false),
+        JoinType::Full => (true, true),
+    }
+}
+
+/// Whether a column of `left` and one of `right` have the same name.
+fn shares_a_column_name(left: &LogicalPlan, right: &LogicalPlan) -> bool {
+    let right = right.schema();
+    left.schema()
+        .fields()
+        .iter()
+        .any(|field| right.has_column_with_unqualified_name(field.name()))
+}
+
+/// Whether a predicate below `input` relates an outer reference to a column
+/// that `input` does not output (a derived table whose `SELECT` list drops
+/// the column its correlation reads).
+fn correlates_dropped_column(input: &LogicalPlan) -> Result<bool> {
+    let output = input.schema();
+    let mut dropped = false;
+    input.apply(|plan| {
+        if matches!(plan, LogicalPlan::Subquery(_)) {
+            return Ok(TreeNodeRecursion::Jump);
+        }
+        if let LogicalPlan::Filter(filter) = plan {
+            for conjunct in split_conjunction(&filter.predicate) {
+                if conjunct.contains_outer() {
+                    dropped |= conjunct
+                        .column_refs()
+                        .iter()
+                        .any(|column| !output.has_column(column));
+                }
+            }
+        }
+        Ok(stop_when(dropped))
+    })?;
+    Ok(dropped)
+}
+
+/// Whether `subquery` reads outer columns that `outer` does not have: it is
+/// nested in another subquery and correlated past it. The shape-specific
+/// rules would join it to `outer` with a condition on a column out of
+/// scope; the dependent join decorrelates the enclosing subquery as a whole.
+pub(crate) fn correlated_beyond(
+    subquery: &LogicalPlan,
+    outer: &DFSchema,
+) -> Result<bool> {
+    Ok(free_outer_columns(subquery)?
+        .iter()
+        .any(|column| !outer.has_column(column)))
+}
+
+/// Whether [`DecorrelatePredicateSubquery`] must leave `conjunct`, a
+/// conjunct of a filter over an input of schema `outer`, to the dependent join.
+///
+/// Its semi, anti and mark joins answer an `IN` with true or false: right
+/// where the conjunct keeps only rows for which `IN` is true, so that NULL
+/// reads as false, and wrong where NULL must be told from false: a
+/// `NOT IN`, or an `IN` under `NOT`, `IS NULL` or any operator but `AND`
+/// and `OR`. Its null-aware anti join tells them apart for an uncorrelated
+/// `x NOT IN` whose needle is NULL where its columns are (not for
+/// `NULLIF(c, c)` over a column `c` that is never NULL) and for no
+/// correlated one: NULL in the subquery's values for one outer row must
+/// not decide for the others. These go to the mark join of [`join_in`],
+/// which counts the subquery's rows and non-NULL values per outer value.
+///
+/// It also pulls a correlation above an aggregate without `GROUP BY`,
+/// which returns one row on an empty input: `EXISTS (SELECT count(*) ...
+/// WHERE s.k = o.k)` is true for every outer row, the semi join true only
+/// where a row matches. The dependent join groups by the outer values and
+/// gives the others the aggregates of an empty input.
+///
+/// And it leaves a subquery whose join condition would hold a subquery,
+/// which no rule decorrelates: an `IN` whose value holds one, `(SELECT ...)
+/// IN (SELECT ...)`, and an `EXISTS` or `IN` with a correlated condition that
+/// holds one, `EXISTS (SELECT 1 FROM s WHERE o.x NOT IN (SELECT ...))`. The
+/// dependent join evaluates the inner subquery as it goes.
+///
+/// [`DecorrelatePredicateSubquery`]: crate::decorrelate_predicate_subquery::DecorrelatePredicateSubquery
+pub(crate) fn leave_conjunct_to_dependent_join(
+    conjunct: &Expr,
+    outer: &DFSchema,
+) -> Result<bool> {
+    let condition_holds_subquery = conjunct.exists(|expr| {
+        Ok(match expr {
+            Expr::InSubquery(InSubquery { expr, subquery, .. }) => {
+                contains_subquery(expr)
+                    || correlated_condition_holds_subquery(&subquery.subquery)?
+            }
+            Expr::Exists(Exists { subquery, .. }) => {
+                correlated_condition_holds_subquery(&subquery.subquery)?
+            }
+            _ => false,
+        })
+    })?;
+    if condition_holds_subquery {
+        return Ok(true);
+    }
+    let mut over_scalar_aggregate = false;
+    conjunct.apply(|expr| {
+        if let Expr::Exists(Exists { subquery, .. })
+        | Expr::InSubquery(InSubquery { subquery, .. }) = expr
+        {
+            over_scalar_aggregate =
+                scalar_aggregate_over_correlation(&subquery.subquery)?;
+        }
+        Ok(stop_when(over_scalar_aggregate))
+    })?;
+    if over_scalar_aggregate {
+        return Ok(true);
+    }
+    match conjunct {
+        // The shapes the semi and anti joins take
+        Expr::InSubquery(in_subquery) => {
+            in_needs_null_answer(in_subquery, true, true, outer)
+        }
+        Expr::Not(inner) => match inner.as_ref() {
+            Expr::InSubquery(in_subquery) => {
+                let negated = InSubquery {
+                    negated: !in_subquery.negated,
+                    ..in_subquery.clone()
+                };
+                in_needs_null_answer(&negated, true, true, outer)
+            }
+            _ => embedded_in_needs_null_answer(conjunct, true, outer),
+        },
+        _ => embedded_in_needs_null_answer(conjunct, true, outer),
+    }
+}
+
+/// Whether a filter of `plan` (not of a subquery in it) has a conjunct that
+/// reads an outer column and holds a subquery: the conjunct upstream's rules
+/// would pull up into a join condition.
+fn correlated_condition_holds_subquery(plan: &LogicalPlan) -> Result<bool> {
+    let mut found = false;
+    plan.apply(|node| {
+        if let LogicalPlan::Filter(filter) = node {
+            found = split_conjunction(&filter.predicate)
+                .into_iter()
+                .any(|conjunct| conjunct.contains_outer() && contains_subquery(conjunct));
+        }
+        Ok(stop_when(found))
+    })?;
+    Ok(found)
+}
+
+/// Whether an `IN` in `expr` must answer NULL, where `expr` itself reads
+/// NULL as false if `positive`.
+fn embedded_in_needs_null_answer(
+    expr: &Expr,
+    positive: bool,
+    outer: &DFSchema,
+) -> Result<bool> {
+    match expr {
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::And | Operator::Or,
+            right,
+        }) if positive => Ok(embedded_in_needs_null_answer(left, true, outer)?
+            || embedded_in_needs_null_answer(right, true, outer)?),
+        Expr::InSubquery(in_subquery) => {
+            in_needs_null_answer(in_subquery, positive, false, outer)
+        }
+        _ => {
+            // Below any other operator, NULL and false differ
+            let mut needs = false;
+            expr.apply(|expr| {
+                if let Expr::InSubquery(in_subquery) = expr {
+                    needs = in_needs_null_answer(in_subquery, false, false, outer)?;
+                }
+                Ok(stop_when(needs))
+            })?;
+            Ok(needs)
+        }
+    }
+}
+
+/// Whether `in_subquery` must answer NULL where it is not true: under an
+/// operator that tells NULL from false (not `positive`), or negated.
+/// `top` where it is the conjunct itself, which an anti join takes.
+fn in_needs_null_answer(
+    in_subquery: &InSubquery,
+    positive: bool,
+    top: bool,
+    outer: &DFSchema,
+) -> Result<bool> {
+    let InSubquery {
+        expr: needle,
+        subquery,
+        negated,
+    } = in_subquery;
+    let value_nullable = subquery
+        .subquery
+        .schema()
+        .fields()
+        .first()
+        .is_none_or(|field| field.is_nullable());
+    if !needle.nullable(outer)? && !value_nullable {
+        return Ok(false);
+    }
+    if positive && !negated {
+        return Ok(false);
+    }
+    // The null-aware anti join: uncorrelated, and a needle whose NULLs are
+    // those of its column
+    let null_aware = top
+        && free_outer_columns(&subquery.subquery)?.is_empty()
+        && matches!(needle.as_ref(), Expr::Column(_));
+    Ok(!null_aware)
+}
+
+/// Whether `plan` holds an aggregate without `GROUP BY` with an outer
+/// reference below it.
+fn scalar_aggregate_over_correlation(plan: &LogicalPlan) -> Result<bool> {
+    let mut found = false;
+    plan.apply(|node| {
+        match node {
+            LogicalPlan::Subquery(_) => return Ok(TreeNodeRecursion::Jump),
+            LogicalPlan::Aggregate(aggregate) if aggregate.group_expr.is_empty() => {
+                found = correlated_below(&aggregate.input)?;
+            }
+            _ => {}
+        }
+        Ok(stop_when(found))
+    })?;
+    Ok(found)
+}
+
+/// Whether [`PushDownFilter`] must keep `filter` where it is: it holds a
+/// subquery that reads columns as outer references that, pushed down, it
+/// could lose. A column of the filter's input: a join below would take the
+/// filter to the side that has the columns it reads outside its subqueries,
+/// which may not be the side the subquery reads. Or any column, where the
+/// input renames columns (an alias or a projection): below it, the names the
+/// subquery reads would be ones that are not there.
+///
+/// Such a filter waits for the subquery to be decorrelated, in a later pass.
+pub(crate) fn pins_correlated_subquery(filter: &Filter) -> Result<bool> {
+    let input = filter.input.schema();
+    let renames = matches!(
+        filter.input.as_ref(),
+        LogicalPlan::SubqueryAlias(_) | LogicalPlan::Projection(_)
+    );
+    filter.predicate.exists(|expr| match subquery_of(expr) {
+        Some(subquery) => Ok(free_outer_columns(&subquery.subquery)?
+            .iter()
+            .any(|column| renames || input.has_column(column))),
+        None => Ok(false),
+    })
+}

@@ -1,0 +1,208 @@
+// Licensed to the Apache Software Foundation (ASF) under one
+// or more contributor license agreements.  See the NOTICE file
+// distributed with this work for additional information
+// regarding copyright ownership.  The ASF licenses this file
+// to you under the Apache License, Version 2.0 (the
+// "License"); you may not use this file except in compliance
+// with the License.  You may obtain a copy of the License at
+//
+//   http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing,
+// software distributed under the License is distributed on an
+// "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+// KIND, either express or implied.  See the License for the
+// specific language governing permissions and limitations
+// under the License.
+
+//! A subquery in a join's `ON`: in an inner join's condition it is a
+//! subquery of a filter above the join; in an outer join's, one that reads
+//! the columns of one side is computed on that side.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use datafusion_common::alias::AliasGenerator;
+use datafusion_common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion_common::{Column, DFSchema, Result, not_impl_err};
+use datafusion_expr::logical_plan::{Filter, Join, JoinType};
+use datafusion_expr::subquery_exprs::subquery_of;
+use datafusion_expr::utils::{conjunction, split_conjunction};
+use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder};
+
+use super::{rewrite_node, to_rewrite};
+use crate::correlation::free_outer_columns;
+
+/// Rewrites a join whose condition holds a subquery.
+pub(super) fn rewrite_join_condition(
+    join: Join,
+    alias_generator: &AliasGenerator,
+) -> Result<Transformed<LogicalPlan>> {
+    let Some(filter) = &join.filter else {
+        return Ok(Transformed::no(LogicalPlan::Join(join)));
+    };
+    let schemas = [join.left.schema().as_ref(), join.right.schema().as_ref()];
+    if !filter.exists(|expr| to_rewrite(expr, &schemas))? {
+        return Ok(Transformed::no(LogicalPlan::Join(join)));
+    }
+    if join.join_type == JoinType::Inner {
+        // The condition of an inner join is a filter above it
+        let condition = filter.clone();
+        let unfiltered = LogicalPlan::Join(Join {
+            filter: None,
+            ..join
+        });
+        let filtered = LogicalPlan::Filter(Filter::try_new(
+            condition,
+            Arc::new(unfiltered.recompute_schema()?),
+        )?);
+        return rewrite_node(filtered, alias_generator).map(Transformed::yes);
+    }
+    if let Some(plan) = condition_on_sides(&join, alias_generator)? {
+        return Ok(Transformed::yes(plan));
+    }
+    not_impl_err!(
+        "A subquery in the condition of a {} join that reads both of its \
+         sides cannot be decorrelated; write it as a subquery in a derived \
+         table joined to it",
+        join.join_type
+    )
+}
+
+/// An outer join whose condition holds subqueries, `x LEFT JOIN y ON x.a =
+/// y.a AND EXISTS (SELECT ... WHERE z.b = x.b)`: each conjunct holding one
+/// that reads the columns of one side only (or of neither) is computed on
+/// that side, a column of each of its rows, and the condition reads the
+/// column. A conjunct over the columns of one row of a side has the same
+/// value for every pair that row is in, so the join matches the same pairs
+/// and NULL-extends the same rows (a NULL conjunct matches no pair, as
+/// before). The side's subqueries are then subqueries of a `SELECT` list,
+/// decorrelated as those are; the columns are dropped above the join. `None`
+/// where a conjunct with a subquery reads both sides.
+fn condition_on_sides(
+    join: &Join,
+    alias_generator: &AliasGenerator,
+) -> Result<Option<LogicalPlan>> {
+    let Some(filter) = &join.filter else {
+        return Ok(None);
+    };
+    let (left_schema, right_schema) = (join.left.schema(), join.right.schema());
+    let schemas = [left_schema.as_ref(), right_schema.as_ref()];
+    let columns = |schema: &DFSchema| -> Vec<Expr> {
+        schema.columns().into_iter().map(Expr::Column).collect()
+    };
+    let (mut left_exprs, mut right_exprs) = (columns(left_schema), columns(right_schema));
+    let mut condition = vec![];
+    for conjunct in split_conjunction(filter) {
+        if !conjunct.exists(|expr| to_rewrite(expr, &schemas))? {
+            condition.push(conjunct.clone());
+            continue;
+        }
+        let read = columns_read(conjunct)?;
+        let reads = |schema: &DFSchema| read.iter().any(|c| schema.has_column(c));
+        let side_exprs = match (reads(left_schema), reads(right_schema)) {
+            (_, false) => &mut left_exprs,
+            (false, true) => &mut right_exprs,
+            (true, true) => return Ok(None),
+        };
+        let name = alias_generator.next("__join_condition");
+        side_exprs.push(conjunct.clone().alias(&name));
+        condition.push(Expr::Column(Column::new_unqualified(name)));
+    }
+    let side = |input: &Arc<LogicalPlan>, exprs: Vec<Expr>| -> Result<Arc<LogicalPlan>> {
+        if exprs.len() == input.schema().fields().len() {
+            return Ok(Arc::clone(input));
+        }
+        let computed = LogicalPlanBuilder::from(Arc::unwrap_or_clone(Arc::clone(input)))
+            .project(exprs)?
+            .build()?;
+        Ok(Arc::new(rewrite_node(computed, alias_generator)?))
+    };
+    let joined = LogicalPlan::Join(Join::try_new(
+        side(&join.left, left_exprs)?,
+        side(&join.right, right_exprs)?,
+        join.on.clone(),
+        conjunction(condition),
+        join.join_type,
+        join.join_constraint,
+        join.null_equality,
+        join.null_aware,
+    )?);
+    let plan = LogicalPlanBuilder::from(joined)
+        .project(columns(&join.schema))?
+        .build()?;
+    Ok(Some(plan))
+}
+
+/// The columns `expr` reads: its own, and the outer columns of the
+/// subqueries in it.
+fn columns_read(expr: &Expr) -> Result<BTreeSet<Column>> {
+    let mut read: BTreeSet<Column> = expr.column_refs().into_iter().cloned().collect();
+    expr.apply(|expr| {
+        if let Some(subquery) = subquery_of(expr) {
+            read.extend(free_outer_columns(&subquery.subquery)?);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    Ok(read)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::datatypes::DataType;
+    use datafusion_common::{JoinType, Result};
+    use datafusion_expr::{col, exists, out_ref_col};
+
+    use crate::decorrelate_subqueries::test_util::decorrelated;
+    use crate::dependent_join::test_util::table;
+
+    /// `o JOIN_TYPE t ON o.k = t.k AND EXISTS (SELECT * FROM s WHERE s.v =
+    /// t.v)`.
+    fn join_on_exists(join_type: JoinType) -> Result<datafusion_expr::LogicalPlan> {
+        let subquery = table("s")?
+            .filter(col("s.v").eq(out_ref_col(DataType::Int32, "t.v")))?
+            .build()?;
+        let condition = col("o.k").eq(col("t.k")).and(exists(Arc::new(subquery)));
+        table("o")?
+            .join_on(table("t")?.build()?, join_type, [condition])?
+            .build()
+    }
+
+    #[test]
+    fn an_inner_join_condition_is_a_filter_above_the_join() -> Result<()> {
+        insta::assert_snapshot!(decorrelated(join_on_exists(JoinType::Inner)?)?, @r"
+            Projection: o.k, o.v, t.k, t.v
+              Filter: o.k = t.k AND __subquery_3.mark
+                LeftMark Join: t.v = __subquery_3.__subquery_3_2
+                  Cross Join:
+                    TableScan: o
+                    TableScan: t
+                  SubqueryAlias: __subquery_3
+                    Projection: s.k AS __subquery_3_0, s.v AS __subquery_3_1, __domain_tag_2_0 AS __subquery_3_2
+                      Projection: s.k, s.v, s.v AS __domain_tag_2_0
+                        Filter: s.v IS NOT NULL
+                          TableScan: s
+            ");
+        Ok(())
+    }
+
+    #[test]
+    fn an_outer_join_condition_is_computed_on_the_side_it_reads() -> Result<()> {
+        insta::assert_snapshot!(decorrelated(join_on_exists(JoinType::Left)?)?, @r"
+            Projection: o.k, o.v, t.k, t.v
+              Left Join:  Filter: o.k = t.k AND __join_condition_1
+                TableScan: o
+                Projection: t.k, t.v, __subquery_4.mark AS __join_condition_1
+                  LeftMark Join: t.v = __subquery_4.__subquery_4_2
+                    TableScan: t
+                    SubqueryAlias: __subquery_4
+                      Projection: s.k AS __subquery_4_0, s.v AS __subquery_4_1, __domain_tag_3_0 AS __subquery_4_2
+                        Projection: s.k, s.v, s.v AS __domain_tag_3_0
+                          Filter: s.v IS NOT NULL
+                            TableScan: s
+            ");
+        Ok(())
+    }
+}

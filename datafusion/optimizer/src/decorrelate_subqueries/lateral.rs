@@ -1,0 +1,167 @@
+// Licensed to the Apache Software Foundation (ASF) under one
+// or more contributor license agreements.  See the NOTICE file
+// distributed with this work for additional information
+// regarding copyright ownership.  The ASF licenses this file
+// to you under the Apache License, Version 2.0 (the
+// "License"); you may not use this file except in compliance
+// with the License.  You may obtain a copy of the License at
+//
+//   http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing,
+// software distributed under the License is distributed on an
+// "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+// KIND, either express or implied.  See the License for the
+// specific language governing permissions and limitations
+// under the License.
+
+//! `left JOIN LATERAL (subquery)`, the subquery correlated to the left side
+//! in a way upstream's [`DecorrelateLateralJoin`] does not pull up: the
+//! subquery evaluated for every value of the left side it reads, joined to
+//! the left side on them.
+//!
+//! [`DecorrelateLateralJoin`]: crate::decorrelate_lateral_join::DecorrelateLateralJoin
+
+use datafusion_common::alias::AliasGenerator;
+use datafusion_common::{Column, NullEquality, Result};
+use datafusion_expr::logical_plan::{Join, JoinType};
+use datafusion_expr::utils::conjunction;
+use datafusion_expr::{BinaryExpr, Expr, LogicalPlan, LogicalPlanBuilder, Operator};
+
+use super::decorrelated::outer_key_equality;
+use crate::correlation::correlated_in_plan;
+use crate::correlation::handoff::correlated_beyond;
+use crate::correlation::lateral::{filters_into_subquery, lateral_parts, lateral_side};
+use crate::dependent_join::{DependentJoin, Domain};
+
+/// `left JOIN LATERAL (subquery)`: the subquery evaluated for every outer
+/// value it reads, joined to the left on them.
+pub(super) fn rewrite_lateral(
+    join: &Join,
+    alias_generator: &AliasGenerator,
+) -> Result<Option<LogicalPlan>> {
+    if !matches!(join.join_type, JoinType::Inner | JoinType::Left) {
+        return Ok(None);
+    }
+    if lateral_side(&join.right).is_none() {
+        return Ok(None);
+    }
+    let right = filters_into_subquery(join.right.as_ref().clone())?;
+    let Some((subquery, alias)) = lateral_parts(&right) else {
+        return Ok(None);
+    };
+    let alias = alias.cloned();
+    let body = subquery.subquery.as_ref();
+    // Correlated to a column beyond the join's left side: not decorrelated
+    if correlated_in_plan(body, &join.left)?.is_empty()
+        || correlated_beyond(body, join.left.schema())?
+    {
+        return Ok(None);
+    }
+    let outer = correlated_in_plan(body, &join.left)?;
+    let domain = Domain::new(&join.left, outer.clone(), alias_generator)?;
+    let tagged = DependentJoin::new(&domain, alias_generator).push(body)?;
+    // The right side keeps its name: its alias, or the subquery's own
+    let (plan, tags) = match alias {
+        Some(alias) => {
+            let tags = tagged
+                .tags
+                .iter()
+                .map(|tag| Column::new(Some(alias.clone()), &tag.name))
+                .collect::<Vec<_>>();
+            (
+                LogicalPlanBuilder::from(tagged.plan)
+                    .alias(alias)?
+                    .build()?,
+                tags,
+            )
+        }
+        None => (tagged.plan, tagged.tags),
+    };
+    let columns: Vec<Expr> = join
+        .schema
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    let null_equality =
+        outer_key_equality(&join.left, &outer, &plan, &tags, tagged.non_null_tags);
+    // The join's own condition, with the equalities a rule moved into its
+    // keys, reads the two sides under the same names as before
+    let condition = conjunction(
+        join.on
+            .iter()
+            .map(|(left, right)| {
+                let op = match join.null_equality {
+                    NullEquality::NullEqualsNothing => Operator::Eq,
+                    NullEquality::NullEqualsNull => Operator::IsNotDistinctFrom,
+                };
+                Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(left.clone()),
+                    op,
+                    Box::new(right.clone()),
+                ))
+            })
+            .chain(join.filter.clone()),
+    );
+    let joined = LogicalPlanBuilder::from(join.left.as_ref().clone())
+        .join_detailed(
+            plan,
+            join.join_type,
+            (outer, tags),
+            condition,
+            null_equality,
+        )?
+        .project(columns)?
+        .build()?;
+    Ok(Some(joined))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use datafusion_common::Result;
+    use datafusion_common::spans::Spans;
+    use datafusion_expr::logical_plan::Subquery;
+    use datafusion_expr::{ExprFunctionExt, LogicalPlan, LogicalPlanBuilder, col};
+    use datafusion_functions_window::expr_fn::row_number;
+
+    use crate::decorrelate_subqueries::test_util::decorrelated;
+    use crate::dependent_join::test_util::{outer, table};
+
+    #[test]
+    fn a_lateral_subquery_is_joined_on_the_values_it_reads() -> Result<()> {
+        // LATERAL (SELECT s.v, row_number() OVER (ORDER BY s.v) FROM s
+        // WHERE s.k = o.k): a window over a correlation, which upstream's
+        // rule does not pull up
+        let numbered = row_number()
+            .order_by(vec![col("s.v").sort(true, false)])
+            .build()?
+            .alias("n");
+        let body = table("s")?
+            .filter(col("s.k").eq(outer("k")))?
+            .window([numbered])?
+            .project([col("s.v"), col("n")])?
+            .build()?;
+        let lateral = LogicalPlan::Subquery(Subquery {
+            outer_ref_columns: body.all_out_ref_exprs(),
+            subquery: Arc::new(body),
+            spans: Spans::new(),
+        });
+        let lateral = LogicalPlanBuilder::from(lateral).alias("l")?.build()?;
+        let plan = table("o")?.cross_join(lateral)?.build()?;
+        insta::assert_snapshot!(decorrelated(plan)?, @r"
+            Projection: o.k, o.v, l.v, l.n
+              Inner Join: o.k = l.__domain_tag_2_0
+                TableScan: o
+                SubqueryAlias: l
+                  Projection: s.v, n, __domain_tag_2_0
+                    WindowAggr: windowExpr=[[row_number() PARTITION BY [__domain_tag_2_0] ORDER BY [s.v ASC NULLS LAST] ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW AS n]]
+                      Projection: s.k, s.v, s.k AS __domain_tag_2_0
+                        Filter: s.k IS NOT NULL
+                          TableScan: s
+            ");
+        Ok(())
+    }
+}
