@@ -43,7 +43,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use datafusion_common::tree_node::{Transformed, TransformedResult, TreeNode};
-use datafusion_common::{Column, DFSchema, DFSchemaRef, Dependency, Result, ScalarValue};
+use datafusion_common::{Column, DFSchema, DFSchemaRef, Result, ScalarValue};
 use datafusion_expr::expr::{Alias, Sort, WindowFunction, WindowFunctionParams};
 use datafusion_expr::logical_plan::{
     Aggregate, Distinct, Join, JoinConstraint, JoinType, Projection, Window,
@@ -51,10 +51,11 @@ use datafusion_expr::logical_plan::{
 use datafusion_expr::{Expr, LogicalPlan, WindowFrame, WindowFrameBound};
 use sqlparser::ast::{Query, SelectItem, SetExpr};
 
+use crate::expr::implicit_window_frame::implicit_window_frame;
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
 
 mod sql_text;
-use sql_text::{is_count_star_alias, mark_count_star, sort_text, sql_text};
+use sql_text::{count_star_as_typed, is_count_star_alias, sort_text, sql_text};
 
 impl<S: ContextProvider> SqlToRel<'_, S> {
     /// Plans a top-level query statement, then labels its output columns when
@@ -376,7 +377,9 @@ fn labeled(label: &str) -> Expr {
 /// expression. `None` when any of them cannot be traced.
 fn resolve_columns(expr: &Expr, input: &LogicalPlan) -> Option<Expr> {
     let schema = input.schema();
-    mark_count_star(expr.clone())
+    count_star_as_typed(expr.clone())
+        .ok()?
+        .data
         .transform_up(|e| match e {
             Expr::Column(column) => {
                 let index = schema.maybe_index_of_column(&column);
@@ -394,8 +397,8 @@ fn resolve_columns(expr: &Expr, input: &LogicalPlan) -> Option<Expr> {
 /// Renders a window function as `name(args) OVER (PARTITION BY ... ORDER BY
 /// ... frame)`, leaving out each part that equals its default:
 ///
-/// - the frame, when it is the one the planner picks for this `ORDER BY`
-///   (`WindowFrame::new`, with the planner's tie check);
+/// - the frame, when it is the one the planner gives a window that writes
+///   none ([`implicit_window_frame`]);
 /// - constant `ORDER BY` keys, which the planner adds for a `RANGE` frame
 ///   without `ORDER BY` and which do not change the result;
 /// - `ASC`, and `NULLS LAST`/`NULLS FIRST` after `ASC`/`DESC` respectively;
@@ -418,7 +421,7 @@ fn window_label(expr: &Expr, input: &LogicalPlan) -> Option<String> {
             },
     } = window.as_ref();
 
-    let default_frame = default_window_frame(order_by, input.schema());
+    let default_frame = implicit_window_frame(order_by, input.schema());
     let frame_is_default = window_frame.units == default_frame.units
         && window_frame.start_bound == default_frame.start_bound
         && window_frame.end_bound == default_frame.end_bound;
@@ -457,22 +460,6 @@ fn window_label(expr: &Expr, input: &LogicalPlan) -> Option<String> {
     }
     label.push_str(&format!(" OVER ({})", over.join(" ")));
     Some(label)
-}
-
-/// The frame the SQL planner gives a window with this `ORDER BY` and no
-/// explicit frame (see `sql_fn_arg_to_logical_expr` in `expr/function.rs`):
-/// `ROWS` when the first key is a column that is unique in the input (no
-/// ties), `RANGE` otherwise, and the whole partition without `ORDER BY`.
-fn default_window_frame(order_by: &[Sort], schema: &DFSchema) -> WindowFrame {
-    let strict = order_by.first().map(|sort| match &sort.expr {
-        Expr::Column(column) => schema.maybe_index_of_column(column).is_some_and(|i| {
-            schema.functional_dependencies().iter().any(|dep| {
-                dep.source_indices == vec![i] && dep.mode == Dependency::Single
-            })
-        }),
-        _ => false,
-    });
-    WindowFrame::new(strict)
 }
 
 fn render_list(exprs: &[Expr], input: &LogicalPlan) -> Option<String> {

@@ -25,11 +25,12 @@
 //! (`array_element(a, 1)` for `a[1]`), Rust debug text for intervals, and
 //! `(<subquery>)`. So labels have their own renderer:
 //!
-//! - Parentheses follow SQL's precedence as the parser reads it back:
-//!   comparisons and other predicates do not chain, `+`/`-` and `*`/`/`
-//!   associate to the left, a unary minus binds tighter than any operator.
-//!   Where a precedence is in doubt, the operand is parenthesized: a redundant
-//!   pair never changes the reading.
+//! - Parentheses follow SQL's precedence as the parser reads it back, by the
+//!   table [`Expr::human_display`] uses too ([`sql_binding`]): comparisons
+//!   and other predicates do not chain, `+`/`-` and `*`/`/` associate to the
+//!   left, a unary minus binds tighter than any operator. Where a precedence
+//!   is in doubt, the operand is parenthesized: a redundant pair never
+//!   changes the reading.
 //! - The planner turns some syntax into function calls; the ones that are the
 //!   syntax and nothing else are written back as it: `a[1]`, `a[1:2]`,
 //!   `s['f']`, `[1, 2]`. Other calls keep their function name, which is the
@@ -47,16 +48,21 @@
 //! Rendering returns `None` for what it cannot show faithfully (a subquery
 //! the unparser rejects, a window function outside a window node); the column
 //! then keeps its current name.
+//!
+//! [`sql_binding`]: datafusion_expr::sql_binding
 
 use std::fmt::Write;
 
 use arrow::datatypes::DataType;
-use datafusion_common::ScalarValue;
-use datafusion_common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion_common::tree_node::{Transformed, TreeNode};
+use datafusion_common::{Result, ScalarValue};
 use datafusion_expr::expr::{
     AggregateFunction, AggregateFunctionParams, Alias, Between, BinaryExpr, Case, Cast,
     Exists, HigherOrderFunction, InList, InSubquery, Lambda, LambdaVariable, Like,
     Placeholder, ScalarFunction, SetComparison, Sort, TryCast, Unnest,
+};
+use datafusion_expr::sql_binding::{
+    Binding, Side, operand_needs_parentheses, operator_binding,
 };
 use datafusion_expr::{Expr, GroupingSet, LogicalPlan, Operator, Subquery};
 
@@ -70,25 +76,37 @@ pub(super) fn sql_text(expr: &Expr) -> Option<String> {
     Some(out)
 }
 
-/// The name [`mark_count_star`] gives the planner's `count(*)` aliases: no
-/// SQL identifier holds a NUL.
-const COUNT_STAR: &str = "\u{0}count(*)";
-
-/// `expr` with each of the planner's `count(*)` aliases marked, for
-/// [`sql_text`] to show as `count(*)`. Marking must come before the columns
-/// of `expr` are replaced, which changes the names the aliases are told by.
-pub(super) fn mark_count_star(expr: Expr) -> Expr {
+/// `expr` with each of the planner's `count(*)` aliases, `count(Int64(1))
+/// AS "count(*)"`, turned back into the call as typed: `count` over a
+/// wildcard, which [`sql_text`] and the unparser both write as `count(*)`,
+/// and whose name is the alias's. This must come before the columns of
+/// `expr` are replaced, which changes the names the aliases are told by.
+pub(super) fn count_star_as_typed(expr: Expr) -> Result<Transformed<Expr>> {
     expr.transform_down(|e| match e {
         Expr::Alias(alias) if is_count_star_alias(&alias.expr, &alias.name) => {
-            Ok(Transformed::yes(Expr::Alias(Alias {
-                name: COUNT_STAR.to_string(),
-                ..alias
-            })))
+            match *alias.expr {
+                Expr::AggregateFunction(AggregateFunction { func, params }) => {
+                    #[expect(deprecated)]
+                    let wildcard = Expr::Wildcard {
+                        qualifier: None,
+                        options: Box::default(),
+                    };
+                    let params = AggregateFunctionParams {
+                        args: vec![wildcard],
+                        ..params
+                    };
+                    Ok(Transformed::yes(Expr::AggregateFunction(
+                        AggregateFunction { func, params },
+                    )))
+                }
+                expr => Ok(Transformed::no(Expr::Alias(Alias {
+                    expr: Box::new(expr),
+                    ..alias
+                }))),
+            }
         }
         e => Ok(Transformed::no(e)),
     })
-    .data()
-    .expect("the rewrite cannot fail")
 }
 
 /// Whether `name` is the planner's alias for `expr`, a `count(*)` written as
@@ -117,55 +135,7 @@ pub(super) fn sort_text(sort: &Sort) -> Option<String> {
     Some(out)
 }
 
-/// How tightly an expression binds, loosest first. An operand that binds
-/// less tightly than its operator is parenthesized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Binding {
-    /// A lambda: parenthesized wherever it is an operand.
-    Lambda,
-    Or,
-    And,
-    Not,
-    /// Comparisons, `LIKE`, `IN`, `BETWEEN`, `IS ...`: these do not chain.
-    Predicate,
-    /// Every other infix operator (`||`, `&`, `<<`, `@>`, ...).
-    OtherOperator,
-    Additive,
-    Multiplicative,
-    /// A unary minus, and a negative number.
-    Unary,
-    /// Columns, literals, calls, `CASE`, subqueries, index access.
-    Atom,
-}
-
-fn operator_binding(op: &Operator) -> Binding {
-    match op {
-        Operator::Or => Binding::Or,
-        Operator::And => Binding::And,
-        Operator::Eq
-        | Operator::NotEq
-        | Operator::Lt
-        | Operator::LtEq
-        | Operator::Gt
-        | Operator::GtEq
-        | Operator::IsDistinctFrom
-        | Operator::IsNotDistinctFrom
-        | Operator::LikeMatch
-        | Operator::ILikeMatch
-        | Operator::NotLikeMatch
-        | Operator::NotILikeMatch
-        | Operator::RegexMatch
-        | Operator::RegexIMatch
-        | Operator::RegexNotMatch
-        | Operator::RegexNotIMatch => Binding::Predicate,
-        Operator::Plus | Operator::Minus => Binding::Additive,
-        Operator::Multiply | Operator::Divide | Operator::Modulo => {
-            Binding::Multiplicative
-        }
-        _ => Binding::OtherOperator,
-    }
-}
-
+/// How tightly `expr` binds, as the labels write it.
 fn binding(expr: &Expr) -> Binding {
     match expr {
         Expr::BinaryExpr(BinaryExpr { op, .. }) => operator_binding(op),
@@ -239,40 +209,20 @@ fn write_expr(out: &mut String, expr: &Expr) -> Option<()> {
         Expr::OuterReferenceColumn(_, column) => out.push_str(&column.name),
         // An alias inside an expression is the planner's (a top-level one
         // names the column and stops the trace): its name is a schema name,
-        // so the expression is shown, as typed for `count(*)`.
-        Expr::Alias(Alias { expr, name, .. }) => {
-            let mut inner = String::new();
-            write_expr(&mut inner, expr)?;
-            match inner.strip_prefix("count(1)") {
-                Some(rest) if name == COUNT_STAR => {
-                    write!(out, "count(*){rest}").ok()?;
-                }
-                _ => out.push_str(&inner),
-            }
-        }
+        // so the expression is shown.
+        Expr::Alias(Alias { expr, .. }) => write_expr(out, expr)?,
         Expr::Literal(value, _) => out.push_str(&literal_text(value)),
         Expr::ScalarVariable(_, names) => out.push_str(&names.join(".")),
         Expr::Placeholder(Placeholder { id, .. }) => out.push_str(id),
         Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
-            let own = operator_binding(op);
-            let chains = matches!(
-                own,
-                Binding::Or | Binding::And | Binding::Additive | Binding::Multiplicative
-            );
-            // On the left, an operand of the same binding may stay bare where
-            // the operators associate to the left; among the other operators,
-            // only a repeat of the same one is known to.
             let same_operator =
-                matches!(left.as_ref(), Expr::BinaryExpr(b) if b.op == *op);
+                |operand: &Expr| matches!(operand, Expr::BinaryExpr(b) if b.op == *op);
             write_operand(out, left, |b| {
-                b < own
-                    || (b == own
-                        && !(chains || (own == Binding::OtherOperator && same_operator)))
+                operand_needs_parentheses(op, Side::Left, b, same_operator(left))
             })?;
             write!(out, " {} ", operator_text(op)).ok()?;
-            // On the right, only `AND` and `OR` may repeat bare: `a - (b - c)`.
             write_operand(out, right, |b| {
-                b < own || (b == own && !matches!(own, Binding::Or | Binding::And))
+                operand_needs_parentheses(op, Side::Right, b, same_operator(right))
             })?;
         }
         Expr::Not(inner) => {
@@ -604,16 +554,17 @@ fn subquery_text(subquery: &Subquery) -> Option<String> {
     if unnests || is_array_subquery(plan) {
         return None;
     }
+    // The unparser writes the planner's `count(*)` as what it plans into
+    let as_typed = plan
+        .clone()
+        .transform_down_with_subqueries(|node| node.map_expressions(count_star_as_typed))
+        .ok()?
+        .data;
     let statement = Unparser::default()
         .with_pretty(true)
-        .plan_to_sql(&subquery.subquery)
+        .plan_to_sql(&as_typed)
         .ok()?;
-    // The unparser writes the planner's `count(*)` as what it plans into.
-    Some(
-        statement
-            .to_string()
-            .replace(r#"count(1) AS "count(*)""#, "count(*)"),
-    )
+    Some(statement.to_string())
 }
 
 fn operator_text(op: &Operator) -> String {
