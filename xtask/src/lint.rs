@@ -27,44 +27,15 @@ use anyhow::{Context as _, Result, bail};
 use crate::config::ForkConfig;
 use crate::git;
 use crate::patch::FilePatch;
+use crate::targets;
 use crate::upstream::{self, PristineDirs};
 
 /// Our own crates in the workspace.
 const OUR_PACKAGES: &[&str] = &["fork-benches", "fork-ballista", "fork-oracle"];
 
-/// Our targets inside upstream crates and in our own crates, besides their
-/// libraries. A target's name selects it in every package that has one.
-const OUR_TARGETS: &[&str] = &[
-    "--test",
-    "single_join",
-    "--test",
-    "pretty_column_names",
-    "--test",
-    "memory_limits",
-    "--example",
-    "single_join",
-    "--example",
-    "pretty_column_names",
-    "--bench",
-    "single_join",
-    "--bench",
-    "pretty_column_names",
-    "--bench",
-    "correlated_subqueries",
-    "--test",
-    "distributed",
-    "--test",
-    "oracle",
-    "--bin",
-    "fork-ballista",
-    "--bin",
-    "fork-ballista-scheduler",
-    "--bin",
-    "fork-ballista-executor",
-    // the two servers' command line options
-    "--features",
-    "fork-ballista/servers",
-];
+/// Features our targets need to be checked whole: the two Ballista servers'
+/// command line options.
+const OUR_TARGET_FEATURES: &[&str] = &["--features", "fork-ballista/servers"];
 
 /// What we wrote: our own Rust files, and for each patched upstream Rust
 /// file the lines its patch adds. Paths are relative to the root.
@@ -272,7 +243,16 @@ fn clippy(context: &Context<'_>) -> Result<Vec<String>> {
     for package in OUR_PACKAGES {
         args.extend(["-p", package]);
     }
-    args.extend(OUR_TARGETS);
+    // Our targets besides the libraries, each selected by name in every
+    // package that has one ([`targets::find`])
+    let our_targets: BTreeSet<(&str, String)> = targets::find(context.root)?
+        .into_iter()
+        .map(|target| (target.kind.flag(), target.name))
+        .collect();
+    for (flag, name) in &our_targets {
+        args.extend([*flag, name.as_str()]);
+    }
+    args.extend(OUR_TARGET_FEATURES);
     let mut problems = diagnostics(context.root, &args, &context.code)?;
     // The tool is ours throughout, and has its own workspace
     let args = ["clippy", "--all-targets"];

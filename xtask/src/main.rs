@@ -10,12 +10,14 @@
 mod bench;
 mod cargo;
 mod config;
+mod doc_plans;
 mod fsutil;
 mod git;
 mod label_check;
 mod lint;
 mod patch;
 mod slt;
+mod targets;
 mod test_build;
 mod test_data;
 mod test_suite;

@@ -57,12 +57,32 @@ impl Kind {
     }
 }
 
-/// A test target: its package, kind and name (ignored for a library).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// A test target: its package, kind and name (empty for a library).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Target {
-    pub package: &'static str,
+    pub package: String,
     pub kind: Kind,
-    pub name: &'static str,
+    pub name: String,
+}
+
+impl Target {
+    /// The unit tests of `package`'s library.
+    pub fn lib(package: &str) -> Self {
+        Self {
+            package: package.to_string(),
+            kind: Kind::Lib,
+            name: String::new(),
+        }
+    }
+
+    /// The test `name` of `package`.
+    pub fn test(package: &str, name: &str) -> Self {
+        Self {
+            package: package.to_string(),
+            kind: Kind::Test,
+            name: name.to_string(),
+        }
+    }
 }
 
 /// The executable of each built target.
@@ -72,6 +92,11 @@ pub type Executables = BTreeMap<Target, PathBuf>;
 /// [`PACKAGES`], every target of those packages that matches) and returns
 /// their executables.
 pub fn build(root: &Path, targets: &[Target]) -> Result<Executables> {
+    for target in targets {
+        if !PACKAGES.iter().any(|(package, _)| *package == target.package) {
+            bail!("{} is not among the packages every test build selects", target.package);
+        }
+    }
     let mut args = vec![
         "test",
         "--no-run",
@@ -90,7 +115,7 @@ pub fn build(root: &Path, targets: &[Target]) -> Result<Executables> {
             Kind::Example => "--example",
             Kind::Bench => "--bench",
         };
-        args.extend([flag, target.name]);
+        args.extend([flag, target.name.as_str()]);
     }
     eprintln!("== cargo {}", args.join(" "));
     let mut child = crate::cargo::command(root)?
@@ -120,7 +145,7 @@ pub fn build(root: &Path, targets: &[Target]) -> Result<Executables> {
                 && target.kind == kind
                 && (kind == Kind::Lib || target.name == name)
         }) {
-            built.insert(*target, PathBuf::from(executable));
+            built.insert(target.clone(), PathBuf::from(executable));
         }
     }
     if !child.wait()?.success() {

@@ -1,9 +1,9 @@
 //! `cargo xtask test`: the project's whole test set, ending with a summary.
 //!
-//! 1. The tool's own tests, and `lint` (upstream's rustfmt, clippy and
-//!    rustdoc bar on our code).
-//! 2. Our tests inside the upstream crates (unit tests of our modules, our
-//!    integration tests and examples), listed in [`CRATE_TESTS`].
+//! 1. The tool's own tests, `lint` (upstream's rustfmt, clippy and rustdoc
+//!    bar on our code), and the plans the docs show ([`doc_plans`]).
+//! 2. Our tests (unit tests of our modules, and every test, example and
+//!    bench of ours a manifest declares), as [`crate_tests`] lists them.
 //! 3. Every sqllogictest file, upstream's and ours, with upstream's runner:
 //!    upstream's are the regression gate against pristine behaviour.
 //! 4. The same files again with each of [`FORCED_OPTIONS`] on: an option
@@ -19,84 +19,73 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::config::ForkConfig;
+use crate::doc_plans;
 use crate::fsutil::list_files;
 use crate::label_check;
 use crate::lint;
 use crate::slt::{self, FileResult, Origin, SltRun, Status};
+use crate::targets::{self, TargetKind};
 use crate::test_build::{self, Kind, Target};
 use crate::upstream;
 
-/// Our tests in the upstream crates and our own: each target, with the
-/// arguments its test executable runs with (a name filter for a library's
-/// unit tests). All are built in one cargo invocation ([`test_build`]).
-const CRATE_TESTS: &[(Target, &[&str])] = &[
+/// The unit tests of ours in each library, with the arguments its test
+/// executable runs with (a name filter for our modules' tests where the
+/// library's other tests are upstream's).
+const LIBRARY_TESTS: &[(&str, &[&str])] = &[
     // Readable column labels
-    (lib("datafusion-sql"), &["column_labels"]),
-    (lib("datafusion-expr"), &[]),
-    (test("datafusion", "pretty_column_names"), &[]),
-    (example("datafusion", "pretty_column_names"), &[]),
-    (test("datafusion-cli", "pretty_column_names"), &[]),
-    (test("datafusion-cli", "cli_integration"), &[]),
+    ("datafusion-sql", &["column_labels"]),
+    ("datafusion-expr", &[]),
     // Single join and correlated subqueries
-    (lib("datafusion-optimizer"), &[]),
+    ("datafusion-optimizer", &[]),
     (
-        lib("datafusion-physical-plan"),
+        "datafusion-physical-plan",
         &["joins::", "spill::spill_pool::reader"],
     ),
-    (lib("datafusion-proto-models"), &[]),
-    (lib("datafusion-substrait"), &["producer::rel::join"]),
-    (test("datafusion", "single_join"), &[]),
-    (example("datafusion", "single_join"), &[]),
-    // Held rows in the memory pool; no deadlock under a memory limit
-    (test("datafusion", "memory_limits"), &[]),
-    // Benchmark workloads: every TPC-H and TPC-DS query plans; each benchmark
-    // runs once (criterion's test mode), checking its plan assertions.
-    (lib("fork-benches"), &[]),
-    (bench("fork-benches", "pretty_column_names"), &[]),
-    (bench("fork-benches", "single_join"), &[]),
-    (bench("fork-benches", "correlated_subqueries"), &[]),
-    // Subqueries against oracles that are not DataFusion: SQLite, and
-    // ternary logic partitioning
-    (test("fork-oracle", "oracle"), &[]),
-    // The same plans on Ballista: Ballista's scheduler tests with our patches
-    // (ours among them), and a standalone scheduler and executor
-    (lib("ballista-scheduler"), &[]),
-    (test("fork-ballista", "distributed"), &[]),
+    ("datafusion-proto-models", &[]),
+    ("datafusion-substrait", &["producer::rel::join"]),
+    // Every TPC-H and TPC-DS query plans
+    ("fork-benches", &[]),
+    // Ballista's scheduler tests with our patches, ours among them
+    ("ballista-scheduler", &[]),
 ];
 
+/// Upstream's test targets that the fork runs too: the CLI's, whose output
+/// our labels change.
+const UPSTREAM_TESTS: &[(&str, &str)] = &[("datafusion-cli", "cli_integration")];
+
+/// Every test target the suite runs, with the arguments of each: our
+/// libraries' unit tests ([`LIBRARY_TESTS`]), every test, example and bench
+/// of ours that a manifest declares ([`targets::find`]; a bench runs once,
+/// in criterion's test mode), and [`UPSTREAM_TESTS`]. All are built in one
+/// cargo invocation ([`test_build`]).
+fn crate_tests(root: &Path) -> Result<Vec<(Target, &'static [&'static str])>> {
+    let mut tests: Vec<(Target, &[&str])> = LIBRARY_TESTS
+        .iter()
+        .map(|(package, args)| (Target::lib(package), *args))
+        .collect();
+    for target in targets::find(root)? {
+        let kind = match target.kind {
+            TargetKind::Test => Kind::Test,
+            TargetKind::Example => Kind::Example,
+            TargetKind::Bench => Kind::Bench,
+            TargetKind::Bin => continue,
+        };
+        let target = Target {
+            package: target.package,
+            kind,
+            name: target.name,
+        };
+        tests.push((target, &[]));
+    }
+    for (package, name) in UPSTREAM_TESTS {
+        tests.push((Target::test(package, name), &[]));
+    }
+    Ok(tests)
+}
+
 /// Upstream's sqllogictest runner.
-const SLT_RUNNER: Target = test("datafusion-sqllogictest", "sqllogictests");
-
-const fn lib(package: &'static str) -> Target {
-    Target {
-        package,
-        kind: Kind::Lib,
-        name: "",
-    }
-}
-
-const fn test(package: &'static str, name: &'static str) -> Target {
-    Target {
-        package,
-        kind: Kind::Test,
-        name,
-    }
-}
-
-const fn example(package: &'static str, name: &'static str) -> Target {
-    Target {
-        package,
-        kind: Kind::Example,
-        name,
-    }
-}
-
-const fn bench(package: &'static str, name: &'static str) -> Target {
-    Target {
-        package,
-        kind: Kind::Bench,
-        name,
-    }
+fn slt_runner() -> Target {
+    Target::test("datafusion-sqllogictest", "sqllogictests")
 }
 
 /// Options that are off by default, with which the slt files run a second
@@ -164,14 +153,29 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
                 tally.failed += 1;
             }
         }
+        let stale = doc_plans::check(root)?;
+        tally.lines.push(format!(
+            "plans in the docs: {} not pinned by an EXPLAIN of our slt files",
+            stale.len()
+        ));
+        tally
+            .lines
+            .extend(stale.iter().map(|problem| format!("  {problem}")));
+        if stale.is_empty() {
+            tally.passed += 1;
+        } else {
+            tally.failed += 1;
+        }
     }
     // One build of every test target the run needs
-    let mut targets: Vec<Target> = vec![];
-    if options.filters.is_empty() {
-        targets.extend(CRATE_TESTS.iter().map(|(target, _)| *target));
-    }
+    let crate_tests = if options.filters.is_empty() {
+        crate_tests(root)?
+    } else {
+        vec![]
+    };
+    let mut targets: Vec<Target> = crate_tests.iter().map(|(t, _)| t.clone()).collect();
     if options.slt {
-        targets.push(SLT_RUNNER);
+        targets.push(slt_runner());
     }
     let build_start = Instant::now();
     let executables = match test_build::build(root, &targets) {
@@ -189,10 +193,8 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
         targets.len(),
         build_start.elapsed().as_secs_f64()
     ));
-    if options.filters.is_empty() {
-        for (target, args) in CRATE_TESTS {
-            run_test(root, target, &executables[target], args, &mut tally)?;
-        }
+    for (target, args) in &crate_tests {
+        run_test(root, target, &executables[target], args, &mut tally)?;
     }
 
     if options.slt {
@@ -206,7 +208,7 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
                 .into_iter()
                 .collect();
         let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let runner = &executables[&SLT_RUNNER];
+        let runner = &executables[&slt_runner()];
         let results = SltRun {
             root,
             runner,
@@ -312,7 +314,7 @@ fn run_test(
     };
     eprintln!("== {label}");
     let start = Instant::now();
-    let dir = test_build::package_dir(root, target.package);
+    let dir = test_build::package_dir(root, &target.package);
     let output = std::process::Command::new(executable)
         .current_dir(&dir)
         .env("CARGO_MANIFEST_DIR", &dir)
