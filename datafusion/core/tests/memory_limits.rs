@@ -22,6 +22,11 @@
 //!   match them again has been seen; those rows count in the pool, so a
 //!   lookup whose held rows exceed the pool fails where the plain `LEFT JOIN`
 //!   (which streams them) completes.
+//! - A nested loop join that keeps unmatched build-side rows does not fall
+//!   back to loading its build side in chunks when its probe side has more
+//!   than one partition: each partition would emit the rows unmatched in its
+//!   own probe rows, a wrong answer. Nor does a single join, which must hold
+//!   its matched rows while the chunks fill the pool.
 //! - `RepartitionExec` spills to a pool of files that several input tasks
 //!   write at once; reading back only the oldest file deadlocked a query
 //!   whose spilled batch sat in a newer one. Each query here runs under a
@@ -32,6 +37,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::memory_pool::{
     GreedyMemoryPool, MemoryConsumer, MemoryLimit, MemoryPool, MemoryReservation,
@@ -275,5 +281,87 @@ async fn spilling_repartition_under_a_small_pool_answers_or_fails() -> Result<()
     }
     println!("{answers} answers, {failures} `Resources exhausted` of {attempts}");
     assert_eq!(answers + failures, attempts);
+    Ok(())
+}
+
+/// The rows of `batches`, one line each, in order.
+fn sorted_rows(batches: &[RecordBatch]) -> Result<Vec<String>> {
+    let text = pretty_format_batches(batches)?;
+    let mut rows: Vec<String> = text
+        .to_string()
+        .lines()
+        .filter(|line| line.starts_with('|'))
+        .skip(1)
+        .map(str::to_string)
+        .collect();
+    rows.sort_unstable();
+    Ok(rows)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_loop_join_under_a_small_pool_keeps_each_row_once() -> Result<()> {
+    // Joins without equality run as a nested loop join built on the outer
+    // rows, which keeps outer rows no lookup row matches (LEFT, anti, semi,
+    // single); the lookup side has two partitions. Under a pool too small for
+    // the build side, 55.2.0 falls back to loading it in chunks, and each
+    // partition then emits the outer rows unmatched in its own lookup rows:
+    // the LEFT JOIN below gave 14,998 rows for 9,998 under 256 KB. Now such
+    // a join answers as it does without a limit, or fails.
+    async fn tables(ctx: &SessionContext) -> Result<()> {
+        ctx.sql(
+            "CREATE TABLE o AS SELECT value AS k, repeat('x', 100) AS s \
+             FROM generate_series(1, 5000)",
+        )
+        .await?
+        .collect()
+        .await?;
+        ctx.sql(
+            "CREATE TABLE l AS SELECT value AS k FROM generate_series(1, 100000) \
+             UNION ALL SELECT value AS k FROM generate_series(100001, 200000)",
+        )
+        .await?
+        .collect()
+        .await?;
+        Ok(())
+    }
+    let queries = [
+        "SELECT o.k, o.s, l.k FROM o LEFT JOIN l ON l.k < o.k AND l.k > o.k - 3",
+        "SELECT o.k, o.s FROM o WHERE NOT EXISTS \
+         (SELECT 1 FROM l WHERE l.k < o.k AND l.k > o.k - 3)",
+        "SELECT o.k, o.s FROM o WHERE EXISTS \
+         (SELECT 1 FROM l WHERE l.k < o.k AND l.k > o.k - 3)",
+        "SELECT o.k, (SELECT l.k FROM l WHERE l.k < o.k AND l.k > o.k - 2) FROM o",
+    ];
+    let ctx = context(PeakPool::new(usize::MAX))?;
+    tables(&ctx).await?;
+    for sql in queries {
+        let plan = physical_plan(&ctx, sql).await?;
+        assert!(plan.contains("NestedLoopJoinExec"), "{plan}");
+        let expected =
+            sorted_rows(&run_within(&ctx, sql, Duration::from_secs(60)).await?)?;
+        for limit in [256 * 1024, 1024 * 1024] {
+            let pool = PeakPool::new(limit);
+            let limited = context(Arc::clone(&pool) as _)?;
+            tables(&limited).await?;
+            let outcome = run_within(&limited, sql, Duration::from_secs(60)).await;
+            println!(
+                "{sql} under {limit} bytes: {}",
+                match &outcome {
+                    Ok(batches) =>
+                        format!("{} rows of {}", row_count(batches), expected.len()),
+                    Err(e) => e.to_string(),
+                }
+            );
+            match outcome {
+                Ok(batches) => {
+                    let rows = sorted_rows(&batches)?;
+                    assert_eq!(rows.len(), expected.len(), "{sql} under {limit} bytes");
+                    assert!(rows == expected, "{sql} under {limit} bytes");
+                }
+                Err(error) => assert!(is_resources_exhausted(&error), "{error}"),
+            }
+            assert!(pool.peak() <= limit, "peak {} > limit {limit}", pool.peak());
+        }
+    }
     Ok(())
 }
