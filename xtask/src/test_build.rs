@@ -93,8 +93,14 @@ pub type Executables = BTreeMap<Target, PathBuf>;
 /// their executables.
 pub fn build(root: &Path, targets: &[Target]) -> Result<Executables> {
     for target in targets {
-        if !PACKAGES.iter().any(|(package, _)| *package == target.package) {
-            bail!("{} is not among the packages every test build selects", target.package);
+        if !PACKAGES
+            .iter()
+            .any(|(package, _)| *package == target.package)
+        {
+            bail!(
+                "{} is not among the packages every test build selects",
+                target.package
+            );
         }
     }
     let mut args = vec![

@@ -42,7 +42,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use datafusion_common::tree_node::{Transformed, TransformedResult, TreeNode};
+use datafusion_common::tree_node::{
+    Transformed, TransformedResult, TreeNode, TreeNodeRecursion,
+};
 use datafusion_common::{Column, DFSchema, DFSchemaRef, Result, ScalarValue};
 use datafusion_expr::expr::{Alias, Sort, WindowFunction, WindowFunctionParams};
 use datafusion_expr::logical_plan::{
@@ -55,7 +57,7 @@ use crate::expr::implicit_window_frame::implicit_window_frame;
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
 
 mod sql_text;
-use sql_text::{count_star_as_typed, is_count_star_alias, sort_text, sql_text};
+use sql_text::{count_over_wildcard, is_count_star_alias, sort_text, sql_text};
 
 impl<S: ContextProvider> SqlToRel<'_, S> {
     /// Plans a top-level query statement, then labels its output columns when
@@ -374,24 +376,80 @@ fn labeled(label: &str) -> Expr {
 }
 
 /// Replaces every column in `expr`, a column of `input`, by its traced
-/// expression. `None` when any of them cannot be traced.
+/// expression, and the planner's `count(*)` by the call as typed. `None`
+/// when any of them cannot be traced.
 fn resolve_columns(expr: &Expr, input: &LogicalPlan) -> Option<Expr> {
     let schema = input.schema();
-    count_star_as_typed(expr.clone())
-        .ok()?
-        .data
-        .transform_up(|e| match e {
-            Expr::Column(column) => {
-                let index = schema.maybe_index_of_column(&column);
-                match index.and_then(|i| trace(input, i)) {
-                    Some(traced) => Ok(Transformed::yes(traced)),
-                    None => datafusion_common::plan_err!("untraceable column"),
+    expr.clone()
+        .transform_down(|e| {
+            let traced = match e {
+                // Told apart by the planner's alias, before its columns are
+                // replaced: the count it names may be computed below
+                Expr::Alias(Alias { expr, name, .. })
+                    if is_count_star_alias(&expr, &name) =>
+                {
+                    match *expr {
+                        Expr::Column(column) => schema
+                            .maybe_index_of_column(&column)
+                            .and_then(|i| trace_count_star(input, i)),
+                        other => resolve_columns(&count_over_wildcard(other), input),
+                    }
                 }
+                Expr::Column(column) => schema
+                    .maybe_index_of_column(&column)
+                    .and_then(|i| trace(input, i)),
+                other => return Ok(Transformed::no(other)),
+            };
+            match traced {
+                // Resolved already: not to be resolved again
+                Some(traced) => {
+                    Ok(Transformed::new(traced, true, TreeNodeRecursion::Jump))
+                }
+                None => datafusion_common::plan_err!("untraceable column"),
             }
-            other => Ok(Transformed::no(other)),
         })
         .data()
         .ok()
+}
+
+/// Column `index` of `plan`, which the planner named `count(*)`, as
+/// [`trace`] gives it, with the count it computes (an aggregate or a window
+/// function) shown as typed ([`count_over_wildcard`]).
+fn trace_count_star(plan: &LogicalPlan, index: usize) -> Option<Expr> {
+    match plan {
+        LogicalPlan::Projection(Projection { expr, input, .. }) => {
+            match expr.get(index)? {
+                Expr::Column(column) => trace_count_star(
+                    input,
+                    index_of_column(input.schema(), column, index)?,
+                ),
+                expr => {
+                    let expr = count_over_wildcard(expr.clone().unalias());
+                    resolve_columns(&expr, input)
+                }
+            }
+        }
+        LogicalPlan::Aggregate(aggregate) => {
+            let aggr_index = index.checked_sub(aggregate.group_expr_len().ok()?)?;
+            let expr = aggregate.aggr_expr.get(aggr_index)?.clone().unalias();
+            resolve_columns(&count_over_wildcard(expr), &aggregate.input)
+        }
+        LogicalPlan::Window(Window {
+            input, window_expr, ..
+        }) => {
+            let input_len = input.schema().fields().len();
+            if index < input_len {
+                return trace_count_star(input, index);
+            }
+            let expr = window_expr.get(index - input_len)?.clone().unalias();
+            Some(labeled(&window_label(&count_over_wildcard(expr), input)?))
+        }
+        LogicalPlan::SubqueryAlias(_)
+        | LogicalPlan::Filter(_)
+        | LogicalPlan::Sort(_)
+        | LogicalPlan::Limit(_) => trace_count_star(plan.inputs()[0], index),
+        plan => trace(plan, index),
+    }
 }
 
 /// Renders a window function as `name(args) OVER (PARTITION BY ... ORDER BY

@@ -45,10 +45,10 @@
 //! [`PushDownFilter`]: crate::push_down_filter::PushDownFilter
 
 use datafusion_common::tree_node::{TreeNode, TreeNodeRecursion};
-use datafusion_common::{DFSchema, Result};
+use datafusion_common::{Column, DFSchema, Result};
 use datafusion_expr::expr::{Exists, InSubquery};
 use datafusion_expr::logical_plan::{
-    Aggregate, Filter, JoinType, SkipType, SubqueryAlias, Window,
+    Aggregate, Filter, JoinType, Projection, SkipType, SubqueryAlias, Window,
 };
 use datafusion_expr::subquery_exprs::{contains_subquery, subquery_of};
 use datafusion_expr::utils::split_conjunction;
@@ -80,6 +80,11 @@ pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
             return correlates_dropped_column(input);
         }
         LogicalPlan::Window(Window { input, .. }) => return correlated_below(input),
+        LogicalPlan::Projection(projection) => {
+            if pulled_up_column_clashes(projection)? {
+                return Ok(true);
+            }
+        }
         LogicalPlan::Aggregate(Aggregate {
             group_expr, input, ..
         }) if matches!(group_expr.as_slice(), [Expr::GroupingSet(_)]) => {
@@ -143,6 +148,45 @@ pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
         })
     })?;
     Ok(reads_past)
+}
+
+/// Whether the pull-up would add to `projection` a column named like one of
+/// its expressions: a column of its input that a correlated filter below
+/// reads (a `HAVING max(v) > o.x`), where the projection computes an
+/// expression named like that column (a cast keeps its operand's name:
+/// `CAST(max(v) AS BIGINT)` is named `max(v)`). The projection would then
+/// output two columns of one name.
+fn pulled_up_column_clashes(projection: &Projection) -> Result<bool> {
+    let input = projection.input.schema();
+    let clashing: Vec<Column> = projection
+        .expr
+        .iter()
+        .filter(|expr| !matches!(expr, Expr::Column(_) | Expr::Alias(_)))
+        .filter_map(|expr| {
+            let name = expr.schema_name().to_string();
+            input
+                .columns()
+                .into_iter()
+                .find(|column| column.flat_name() == name)
+        })
+        .collect();
+    if clashing.is_empty() {
+        return Ok(false);
+    }
+    projection.input.exists(|node| {
+        Ok(match node {
+            LogicalPlan::Filter(filter) => split_conjunction(&filter.predicate)
+                .into_iter()
+                .filter(|conjunct| conjunct.contains_outer())
+                .any(|conjunct| {
+                    conjunct
+                        .column_refs()
+                        .into_iter()
+                        .any(|column| clashing.contains(column))
+                }),
+            _ => false,
+        })
+    })
 }
 
 /// For a join of type `join_type`, whether a correlated filter must stay on
@@ -227,8 +271,9 @@ pub(crate) fn correlated_beyond(
 /// `x NOT IN` whose needle is NULL where its columns are (not for
 /// `NULLIF(c, c)` over a column `c` that is never NULL) and for no
 /// correlated one: NULL in the subquery's values for one outer row must
-/// not decide for the others. These go to the mark join of [`join_in`],
-/// which counts the subquery's rows and non-NULL values per outer value.
+/// not decide for the others. These go to the dependent join's mark join
+/// for `IN`, which counts the subquery's rows and non-NULL values per outer
+/// value.
 ///
 /// It also pulls a correlation above an aggregate without `GROUP BY`,
 /// which returns one row on an empty input: `EXISTS (SELECT count(*) ...
@@ -401,6 +446,8 @@ fn scalar_aggregate_over_correlation(plan: &LogicalPlan) -> Result<bool> {
 /// subquery reads would be ones that are not there.
 ///
 /// Such a filter waits for the subquery to be decorrelated, in a later pass.
+///
+/// [`PushDownFilter`]: crate::push_down_filter::PushDownFilter
 pub(crate) fn pins_correlated_subquery(filter: &Filter) -> Result<bool> {
     let input = filter.input.schema();
     let renames = matches!(

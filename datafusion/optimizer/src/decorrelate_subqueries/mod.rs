@@ -52,6 +52,7 @@
 //! [`ScalarSubqueryToJoin`]: crate::scalar_subquery_to_join::ScalarSubqueryToJoin
 //! [`DecorrelatePredicateSubquery`]: crate::decorrelate_predicate_subquery::DecorrelatePredicateSubquery
 //! [`DecorrelateLateralJoin`]: crate::decorrelate_lateral_join::DecorrelateLateralJoin
+//! [`JoinType::LeftSingle`]: datafusion_expr::JoinType::LeftSingle
 
 mod decorrelated;
 mod exists;

@@ -52,10 +52,11 @@
 //! [`sql_binding`]: datafusion_expr::sql_binding
 
 use std::fmt::Write;
+use std::ops::ControlFlow;
 
 use arrow::datatypes::DataType;
-use datafusion_common::tree_node::{Transformed, TreeNode};
-use datafusion_common::{Result, ScalarValue};
+use datafusion_common::ScalarValue;
+use datafusion_common::tree_node::TreeNode;
 use datafusion_expr::expr::{
     AggregateFunction, AggregateFunctionParams, Alias, Between, BinaryExpr, Case, Cast,
     Exists, HigherOrderFunction, InList, InSubquery, Lambda, LambdaVariable, Like,
@@ -67,6 +68,8 @@ use datafusion_expr::sql_binding::{
 use datafusion_expr::{Expr, GroupingSet, LogicalPlan, Operator, Subquery};
 
 use crate::expr::array_subquery::is_array_subquery;
+use sqlparser::ast::{self, VisitMut, VisitorMut};
+
 use crate::unparser::Unparser;
 
 /// The label text of `expr`, or `None` when part of it cannot be shown.
@@ -76,37 +79,36 @@ pub(super) fn sql_text(expr: &Expr) -> Option<String> {
     Some(out)
 }
 
-/// `expr` with each of the planner's `count(*)` aliases, `count(Int64(1))
-/// AS "count(*)"`, turned back into the call as typed: `count` over a
-/// wildcard, which [`sql_text`] and the unparser both write as `count(*)`,
-/// and whose name is the alias's. This must come before the columns of
-/// `expr` are replaced, which changes the names the aliases are told by.
-pub(super) fn count_star_as_typed(expr: Expr) -> Result<Transformed<Expr>> {
-    expr.transform_down(|e| match e {
-        Expr::Alias(alias) if is_count_star_alias(&alias.expr, &alias.name) => {
-            match *alias.expr {
-                Expr::AggregateFunction(AggregateFunction { func, params }) => {
-                    #[expect(deprecated)]
-                    let wildcard = Expr::Wildcard {
-                        qualifier: None,
-                        options: Box::default(),
-                    };
-                    let params = AggregateFunctionParams {
-                        args: vec![wildcard],
-                        ..params
-                    };
-                    Ok(Transformed::yes(Expr::AggregateFunction(
-                        AggregateFunction { func, params },
-                    )))
-                }
-                expr => Ok(Transformed::no(Expr::Alias(Alias {
-                    expr: Box::new(expr),
-                    ..alias
-                }))),
-            }
+/// `expr` as typed where it is the `count(Int64(1))` the planner makes of
+/// `count(*)`, an aggregate or a window function: `count` over a wildcard,
+/// which [`sql_text`] writes as `count(*)`. Any other expression unchanged.
+pub(super) fn count_over_wildcard(expr: Expr) -> Expr {
+    let counts_one = |name: &str, args: &[Expr]| {
+        name == "count" && matches!(args, [Expr::Literal(ScalarValue::Int64(Some(1)), _)])
+    };
+    #[expect(deprecated)]
+    let wildcard = || Expr::Wildcard {
+        qualifier: None,
+        options: Box::default(),
+    };
+    match expr {
+        Expr::AggregateFunction(AggregateFunction { func, params })
+            if counts_one(func.name(), &params.args) =>
+        {
+            let params = AggregateFunctionParams {
+                args: vec![wildcard()],
+                ..params
+            };
+            Expr::AggregateFunction(AggregateFunction { func, params })
         }
-        e => Ok(Transformed::no(e)),
-    })
+        Expr::WindowFunction(mut window)
+            if counts_one(window.fun.name(), &window.params.args) =>
+        {
+            window.params.args = vec![wildcard()];
+            Expr::WindowFunction(window)
+        }
+        expr => expr,
+    }
 }
 
 /// Whether `name` is the planner's alias for `expr`, a `count(*)` written as
@@ -554,17 +556,62 @@ fn subquery_text(subquery: &Subquery) -> Option<String> {
     if unnests || is_array_subquery(plan) {
         return None;
     }
-    // The unparser writes the planner's `count(*)` as what it plans into
-    let as_typed = plan
-        .clone()
-        .transform_down_with_subqueries(|node| node.map_expressions(count_star_as_typed))
-        .ok()?
-        .data;
-    let statement = Unparser::default()
+    let mut statement = Unparser::default()
         .with_pretty(true)
-        .plan_to_sql(&as_typed)
+        .plan_to_sql(plan)
         .ok()?;
+    // The unparser writes the planner's `count(*)` as what it plans into
+    let _ = statement.visit(&mut CountStarAsTyped);
     Some(statement.to_string())
+}
+
+/// Rewrites each select item `count(1) AS "count(*)"`, which the unparser
+/// writes for the planner's form of `count(*)`, back into `count(*)`.
+struct CountStarAsTyped;
+
+impl VisitorMut for CountStarAsTyped {
+    type Break = ();
+
+    fn post_visit_query(&mut self, query: &mut ast::Query) -> ControlFlow<()> {
+        count_star_items(query.body.as_mut());
+        ControlFlow::Continue(())
+    }
+}
+
+fn count_star_items(body: &mut ast::SetExpr) {
+    match body {
+        ast::SetExpr::Select(select) => {
+            for item in &mut select.projection {
+                let ast::SelectItem::ExprWithAlias { expr, alias } = item else {
+                    continue;
+                };
+                let ast::Expr::Function(function) = expr else {
+                    continue;
+                };
+                let ast::FunctionArguments::List(list) = &mut function.args else {
+                    continue;
+                };
+                let counts_one = alias.value == "count(*)"
+                    && function.name.to_string().eq_ignore_ascii_case("count")
+                    && matches!(
+                        list.args.as_slice(),
+                        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                            ast::Expr::Value(value)
+                        ))] if value.value == ast::Value::Number("1".to_string(), false)
+                    );
+                if counts_one {
+                    list.args =
+                        vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)];
+                    *item = ast::SelectItem::UnnamedExpr(expr.clone());
+                }
+            }
+        }
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            count_star_items(left);
+            count_star_items(right);
+        }
+        _ => {}
+    }
 }
 
 fn operator_text(op: &Operator) -> String {
