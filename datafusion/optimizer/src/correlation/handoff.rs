@@ -55,7 +55,10 @@ use datafusion_expr::utils::split_conjunction;
 use datafusion_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
 
 use super::lateral::lateral_side;
-use super::{correlated_below, free_outer_columns, outer_only_aggregate, stop_when};
+use super::{
+    correlated_below, free_outer_columns, outer_only_aggregate, read_past_inputs,
+    stop_when,
+};
 
 /// Whether the shape-specific rules must leave a subquery containing `node`
 /// to the dependent join: `node` holds a subquery that reads columns from beyond
@@ -128,26 +131,7 @@ pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
         }
         _ => {}
     }
-    let provided: Vec<&DFSchema> = node
-        .inputs()
-        .iter()
-        .map(|input| input.schema().as_ref())
-        .collect();
-    let mut reads_past = false;
-    node.apply_expressions(|expr| {
-        expr.apply(|expr| {
-            if let Some(subquery) = subquery_of(expr) {
-                reads_past =
-                    free_outer_columns(&subquery.subquery)?
-                        .iter()
-                        .any(|column| {
-                            !provided.iter().any(|schema| schema.has_column(column))
-                        });
-            }
-            Ok(stop_when(reads_past))
-        })
-    })?;
-    Ok(reads_past)
+    Ok(!read_past_inputs(node)?.is_empty())
 }
 
 /// Whether the pull-up would add to `projection` a column named like one of

@@ -82,27 +82,42 @@ pub(crate) fn free_outer_columns(plan: &LogicalPlan) -> Result<BTreeSet<Column>>
             }
             _ => {}
         }
-        let provided: Vec<&DFSchema> = node
-            .inputs()
-            .iter()
-            .map(|input| input.schema().as_ref())
-            .collect();
         node.apply_expressions(|expr| {
             expr.apply(|expr| {
                 if let Expr::OuterReferenceColumn(_, column) = expr {
                     free.insert(column.clone());
-                } else if let Some(subquery) = subquery_of(expr) {
-                    for column in free_outer_columns(&subquery.subquery)? {
-                        if !provided.iter().any(|schema| schema.has_column(&column)) {
-                            free.insert(column);
-                        }
-                    }
                 }
                 Ok(TreeNodeRecursion::Continue)
             })
-        })
+        })?;
+        free.extend(read_past_inputs(node)?);
+        Ok(TreeNodeRecursion::Continue)
     })?;
     Ok(free)
+}
+
+/// The outer columns the subqueries in `node`'s own expressions read that
+/// no input of `node` provides: those they read from beyond `node`.
+pub(crate) fn read_past_inputs(node: &LogicalPlan) -> Result<BTreeSet<Column>> {
+    let provided: Vec<&DFSchema> = node
+        .inputs()
+        .iter()
+        .map(|input| input.schema().as_ref())
+        .collect();
+    let mut past = BTreeSet::new();
+    node.apply_expressions(|expr| {
+        expr.apply(|expr| {
+            if let Some(subquery) = subquery_of(expr) {
+                for column in free_outer_columns(&subquery.subquery)? {
+                    if !provided.iter().any(|schema| schema.has_column(&column)) {
+                        past.insert(column);
+                    }
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })
+    })?;
+    Ok(past)
 }
 
 /// The columns of `input_schemas` that `subquery` reads as outer columns,

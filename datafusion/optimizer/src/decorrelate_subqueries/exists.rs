@@ -46,11 +46,11 @@ mod tests {
     use datafusion_expr::{col, exists, lit};
 
     use crate::decorrelate_subqueries::test_util::decorrelated;
-    use crate::dependent_join::test_util::{outer, table};
+    use crate::dependent_join::test_util::{rows_of_key, table};
 
     #[test]
     fn exists_is_the_mark_of_a_mark_join() -> Result<()> {
-        let subquery = table("s")?.filter(col("s.k").eq(outer("k")))?.build()?;
+        let subquery = rows_of_key()?.build()?;
         let plan = table("o")?
             .filter(exists(Arc::new(subquery)).or(col("o.v").eq(lit(1))))?
             .build()?;

@@ -104,16 +104,11 @@ mod tests {
     use datafusion_expr::{LogicalPlan, col, in_subquery};
 
     use crate::decorrelate_subqueries::test_util::decorrelated;
-    use crate::dependent_join::test_util::{outer, table};
+    use crate::dependent_join::test_util::{rows_of_key, table};
 
     /// `s.v` of the rows of `s` whose `k` is `o.k`.
     fn values_of_key() -> Result<Arc<LogicalPlan>> {
-        Ok(Arc::new(
-            table("s")?
-                .filter(col("s.k").eq(outer("k")))?
-                .project([col("s.v")])?
-                .build()?,
-        ))
+        Ok(Arc::new(rows_of_key()?.project([col("s.v")])?.build()?))
     }
 
     #[test]

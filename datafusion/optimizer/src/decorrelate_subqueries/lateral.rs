@@ -128,7 +128,7 @@ mod tests {
     use datafusion_functions_window::expr_fn::row_number;
 
     use crate::decorrelate_subqueries::test_util::decorrelated;
-    use crate::dependent_join::test_util::{outer, table};
+    use crate::dependent_join::test_util::{rows_of_key, table};
 
     #[test]
     fn a_lateral_subquery_is_joined_on_the_values_it_reads() -> Result<()> {
@@ -139,8 +139,7 @@ mod tests {
             .order_by(vec![col("s.v").sort(true, false)])
             .build()?
             .alias("n");
-        let body = table("s")?
-            .filter(col("s.k").eq(outer("k")))?
+        let body = rows_of_key()?
             .window([numbered])?
             .project([col("s.v"), col("n")])?
             .build()?;

@@ -523,15 +523,12 @@ mod tests {
 
     use super::DecorrelateSubqueries;
     use super::test_util::decorrelated;
-    use crate::dependent_join::test_util::{outer, table};
+    use crate::dependent_join::test_util::{outer, rows_of_key, table};
     use crate::{Optimizer, OptimizerContext, OptimizerRule};
 
     #[test]
     fn a_subquery_in_an_aggregate_argument_is_joined_below_it() -> Result<()> {
-        let lookup = table("s")?
-            .filter(col("s.k").eq(outer("k")))?
-            .project([col("s.v")])?
-            .build()?;
+        let lookup = rows_of_key()?.project([col("s.v")])?.build()?;
         let plan = table("o")?
             .aggregate(
                 [col("o.v")],
@@ -585,10 +582,7 @@ mod tests {
 
     #[test]
     fn a_subquery_in_order_by_is_joined_below_the_sort() -> Result<()> {
-        let lookup = table("s")?
-            .filter(col("s.k").eq(outer("k")))?
-            .project([col("s.v")])?
-            .build()?;
+        let lookup = rows_of_key()?.project([col("s.v")])?.build()?;
         let plan = table("o")?
             .sort([scalar_subquery(Arc::new(lookup)).sort(true, false)])?
             .build()?;

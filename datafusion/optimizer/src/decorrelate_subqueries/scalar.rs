@@ -254,7 +254,7 @@ mod tests {
     use datafusion_functions_aggregate::count::count;
 
     use crate::decorrelate_subqueries::test_util::decorrelated;
-    use crate::dependent_join::test_util::{outer, table};
+    use crate::dependent_join::test_util::{outer, rows_of_key, table};
 
     /// `SELECT o.k, (subquery) AS x FROM o`.
     fn select_subquery(subquery: LogicalPlan) -> Result<LogicalPlan> {
@@ -289,10 +289,7 @@ mod tests {
 
     #[test]
     fn rows_not_known_unique_are_a_single_join() -> Result<()> {
-        let subquery = table("s")?
-            .filter(col("s.k").eq(outer("k")))?
-            .project([col("s.v")])?
-            .build()?;
+        let subquery = rows_of_key()?.project([col("s.v")])?.build()?;
         insta::assert_snapshot!(decorrelated(select_subquery(subquery)?)?, @r"
             Projection: o.k, __subquery_4.__subquery_4_1 AS x
               LeftSingle Join: o.k = __subquery_4.__subquery_4_2
@@ -309,10 +306,7 @@ mod tests {
 
     #[test]
     fn the_select_list_is_evaluated_above_the_join() -> Result<()> {
-        let subquery = table("s")?
-            .filter(col("s.k").eq(outer("k")))?
-            .project([col("s.v") + outer("v")])?
-            .build()?;
+        let subquery = rows_of_key()?.project([col("s.v") + outer("v")])?.build()?;
         insta::assert_snapshot!(decorrelated(select_subquery(subquery)?)?, @r"
             Projection: o.k, CASE WHEN __subquery_4.__subquery_4_3 IS NOT NULL THEN __subquery_4.__subquery_4_1 + o.v ELSE Int32(NULL) END AS x
               LeftSingle Join: o.k = __subquery_4.__subquery_4_2

@@ -217,12 +217,11 @@ mod tests {
     use datafusion_functions_aggregate::count::count;
     use datafusion_functions_aggregate::sum::sum;
 
-    use crate::dependent_join::test_util::{outer, pushed, table};
+    use crate::dependent_join::test_util::{pushed, rows_of_key};
 
     #[test]
     fn group_by_is_also_by_the_tags() -> Result<()> {
-        let subquery = table("s")?
-            .filter(col("s.k").eq(outer("k")))?
+        let subquery = rows_of_key()?
             .aggregate([col("s.v")], [sum(col("s.k"))])?
             .build()?;
         insta::assert_snapshot!(pushed(subquery)?, @r"
@@ -237,8 +236,7 @@ mod tests {
 
     #[test]
     fn without_group_by_every_tag_has_a_row() -> Result<()> {
-        let subquery = table("s")?
-            .filter(col("s.k").eq(outer("k")))?
+        let subquery = rows_of_key()?
             .aggregate(Vec::<Expr>::new(), [count(col("s.v")), sum(col("s.v"))])?
             .build()?;
         insta::assert_snapshot!(pushed(subquery)?, @r"
@@ -261,8 +259,7 @@ mod tests {
     #[test]
     fn grouping_sets_are_a_union_of_aggregates() -> Result<()> {
         let sets = GroupingSet::GroupingSets(vec![vec![col("s.v")], vec![]]);
-        let subquery = table("s")?
-            .filter(col("s.k").eq(outer("k")))?
+        let subquery = rows_of_key()?
             .aggregate([Expr::GroupingSet(sets)], [count(col("s.v"))])?
             .build()?;
         insta::assert_snapshot!(pushed(subquery)?, @r"

@@ -348,7 +348,7 @@ pub(crate) mod test_util {
     use datafusion_common::Result;
     use datafusion_common::alias::AliasGenerator;
     use datafusion_expr::logical_plan::table_scan;
-    use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, out_ref_col};
+    use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, col, out_ref_col};
 
     use super::{DependentJoin, Domain};
     use crate::correlation::correlated_in_plan;
@@ -357,6 +357,11 @@ pub(crate) mod test_util {
     pub(crate) fn table(name: &str) -> Result<LogicalPlanBuilder> {
         let fields = ["k", "v"].map(|column| Field::new(column, DataType::Int32, true));
         table_scan(Some(name), &Schema::new(fields.to_vec()), None)
+    }
+
+    /// `s WHERE s.k = o.k`: the rows of `s` of the outer row's key.
+    pub(crate) fn rows_of_key() -> Result<LogicalPlanBuilder> {
+        table("s")?.filter(col("s.k").eq(outer("k")))
     }
 
     /// An outer reference to `column` of table `o`.

@@ -226,13 +226,11 @@ mod tests {
     use datafusion_common::Result;
     use datafusion_expr::{LogicalPlanBuilder, col};
 
-    use crate::dependent_join::test_util::{outer, pushed, table};
+    use crate::dependent_join::test_util::{pushed, rows_of_key};
 
     /// `s WHERE s.k = o.k ORDER BY s.v DESC`.
     fn sorted() -> Result<LogicalPlanBuilder> {
-        table("s")?
-            .filter(col("s.k").eq(outer("k")))?
-            .sort([col("s.v").sort(false, true)])
+        rows_of_key()?.sort([col("s.v").sort(false, true)])
     }
 
     #[test]

@@ -112,7 +112,7 @@ mod tests {
     use datafusion_common::Result;
     use datafusion_expr::{LogicalPlanBuilder, col, lit};
 
-    use crate::dependent_join::test_util::{outer, pushed, table};
+    use crate::dependent_join::test_util::{outer, pushed, rows_of_key, table};
 
     #[test]
     fn each_branch_of_a_union_is_tagged() -> Result<()> {
@@ -120,8 +120,7 @@ mod tests {
             .filter(col("t.v").eq(outer("v")))?
             .project([col("t.k")])?
             .build()?;
-        let subquery = table("s")?
-            .filter(col("s.k").eq(outer("k")))?
+        let subquery = rows_of_key()?
             .project([col("s.k")])?
             .union(correlated)?
             .build()?;

@@ -98,7 +98,7 @@ mod tests {
     use datafusion_expr::{ExprFunctionExt, col};
     use datafusion_functions_window::expr_fn::row_number;
 
-    use crate::dependent_join::test_util::{outer, pushed, table};
+    use crate::dependent_join::test_util::{pushed, rows_of_key};
 
     #[test]
     fn a_window_is_also_partitioned_by_the_tags() -> Result<()> {
@@ -106,10 +106,7 @@ mod tests {
             .order_by(vec![col("s.v").sort(true, false)])
             .build()?
             .alias("n");
-        let subquery = table("s")?
-            .filter(col("s.k").eq(outer("k")))?
-            .window([numbered])?
-            .build()?;
+        let subquery = rows_of_key()?.window([numbered])?.build()?;
         insta::assert_snapshot!(pushed(subquery)?, @r"
             WindowAggr: windowExpr=[[row_number() PARTITION BY [__domain_tag_2_0] ORDER BY [s.v ASC NULLS LAST] ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW AS n]]
               Projection: s.k, s.v, s.k AS __domain_tag_2_0
