@@ -83,10 +83,8 @@ pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
             return correlates_dropped_column(input);
         }
         LogicalPlan::Window(Window { input, .. }) => return correlated_below(input),
-        LogicalPlan::Projection(projection) => {
-            if pulled_up_column_clashes(projection)? {
-                return Ok(true);
-            }
+        LogicalPlan::Projection(projection) if pulled_up_column_clashes(projection)? => {
+            return Ok(true);
         }
         LogicalPlan::Aggregate(Aggregate {
             group_expr, input, ..
