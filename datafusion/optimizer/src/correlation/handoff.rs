@@ -30,8 +30,10 @@
 //! - [`leave_conjunct_to_dependent_join`], asked of each conjunct of a
 //!   filter by [`DecorrelatePredicateSubquery`], for the answers its semi
 //!   and anti joins cannot give;
-//! - [`correlated_beyond`], asked by both of a subquery correlated past the
-//!   plan it would be joined to.
+//! - [`leave_subquery_to_dependent_join`], asked by both of the whole
+//!   subquery: one correlated past the plan it would be joined to, or one
+//!   whose equal plans the pull-up would confuse
+//!   ([`pull_up_confuses_equal_plans`], which the lateral rule asks too).
 //!
 //! [`pins_correlated_subquery`] is the same kind of promise made to
 //! [`PushDownFilter`]: it keeps a filter with a correlated subquery where
@@ -227,6 +229,54 @@ fn correlates_dropped_column(input: &LogicalPlan) -> Result<bool> {
         Ok(stop_when(dropped))
     })?;
     Ok(dropped)
+}
+
+/// Whether the shape-specific rules must leave `subquery`, to be joined to
+/// a plan of schema `outer`, whole to the dependent join: where it is
+/// [`correlated_beyond`] `outer`, or where the pull-up would confuse two
+/// equal plans in it ([`pull_up_confuses_equal_plans`]).
+pub(crate) fn leave_subquery_to_dependent_join(
+    subquery: &LogicalPlan,
+    outer: &DFSchema,
+) -> Result<bool> {
+    Ok(correlated_beyond(subquery, outer)? || pull_up_confuses_equal_plans(subquery)?)
+}
+
+/// Whether a correlated filter of `subquery` reads an input that occurs in
+/// `subquery` more than once (`(SELECT * FROM t WHERE t.v < o.v) a, (SELECT
+/// k FROM t) b`: the scan of `t` twice). The pull-up records the columns a
+/// correlation reads against the plan left where its filter was, by value:
+/// the other occurrence would be taken to output them too, and the columns
+/// named under its alias.
+pub(crate) fn pull_up_confuses_equal_plans(subquery: &LogicalPlan) -> Result<bool> {
+    let mut filtered: Vec<&LogicalPlan> = vec![];
+    subquery.apply(|plan| {
+        if matches!(plan, LogicalPlan::Subquery(_)) {
+            return Ok(TreeNodeRecursion::Jump);
+        }
+        if let LogicalPlan::Filter(filter) = plan
+            && filter.predicate.contains_outer()
+        {
+            filtered.push(filter.input.as_ref());
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    for input in filtered {
+        let mut occurrences = 0;
+        subquery.apply(|plan| {
+            if matches!(plan, LogicalPlan::Subquery(_)) {
+                return Ok(TreeNodeRecursion::Jump);
+            }
+            if plan == input {
+                occurrences += 1;
+            }
+            Ok(stop_when(occurrences > 1))
+        })?;
+        if occurrences > 1 {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Whether `subquery` reads outer columns that `outer` does not have: it is
@@ -442,4 +492,34 @@ pub(crate) fn pins_correlated_subquery(filter: &Filter) -> Result<bool> {
             .any(|column| renames || input.has_column(column))),
         None => Ok(false),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion_common::Result;
+    use datafusion_expr::{LogicalPlan, LogicalPlanBuilder, col};
+
+    use super::pull_up_confuses_equal_plans;
+    use crate::dependent_join::test_util::{outer, table};
+
+    /// `(SELECT * FROM s WHERE s.v < o.v) a CROSS JOIN (SELECT k FROM
+    /// second) b`
+    fn correlated_beside(second: &str) -> Result<LogicalPlan> {
+        let a = table("s")?
+            .filter(col("s.v").lt(outer("v")))?
+            .alias("a")?
+            .build()?;
+        let b = table(second)?
+            .project(vec![col(format!("{second}.k"))])?
+            .alias("b")?
+            .build()?;
+        LogicalPlanBuilder::from(a).cross_join(b)?.build()
+    }
+
+    #[test]
+    fn a_correlated_filter_over_a_plan_read_twice_is_left() -> Result<()> {
+        assert!(pull_up_confuses_equal_plans(&correlated_beside("s")?)?);
+        assert!(!pull_up_confuses_equal_plans(&correlated_beside("t")?)?);
+        Ok(())
+    }
 }

@@ -45,6 +45,7 @@ use datafusion_common::tree_node::{
     Transformed, TransformedResult, TreeNode, TreeNodeRecursion,
 };
 use datafusion_common::{Column, DFSchema, DFSchemaRef, Result, plan_err};
+use datafusion_expr::expr_rewriter::NamePreserver;
 use datafusion_expr::logical_plan::{Aggregate, Subquery};
 use datafusion_expr::subquery_exprs::{map_subquery_of, subquery_of};
 use datafusion_expr::{Expr, LogicalPlan};
@@ -214,7 +215,12 @@ pub(crate) fn replace_in_subquery(
         // A subquery deeper down sees this operator's inputs first
         let mut inner_scope = scope.to_vec();
         inner_scope.extend(node.inputs().iter().map(|input| Arc::clone(input.schema())));
+        // An expression keeps its name: the operators above read the
+        // aggregate `min(t.v + outer_ref(o.v))` by that name, not by the name
+        // it has once it reads a tag
+        let names = NamePreserver::new(&node);
         node.map_expressions(|expr| {
+            let name = names.save(&expr);
             expr.transform_up(|expr| match expr {
                 Expr::OuterReferenceColumn(ref field, ref column)
                     if !scope.iter().any(|schema| schema.has_column(column)) =>
@@ -230,6 +236,7 @@ pub(crate) fn replace_in_subquery(
                     replace_in_subquery(subquery, replacement, &inner_scope)
                 }),
             })
+            .map(|expr| expr.update_data(|expr| name.restore(expr)))
         })
     })?;
     if !transformed.transformed {

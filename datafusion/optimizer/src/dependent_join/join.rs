@@ -118,6 +118,7 @@ impl DependentJoin<'_> {
         let plan = LogicalPlanBuilder::from(side(&left, &join.left))
             .join_on(side(&right, &join.right), join.join_type, condition)?
             .build()?;
+        let plan = mark_named_as_before(join, plan)?;
         if join.join_type != JoinType::Full {
             return Ok(Tagged {
                 plan,
@@ -214,6 +215,34 @@ impl DependentJoin<'_> {
             non_null_tags: left.non_null_tags,
         })
     }
+}
+
+/// `plan`, the tagged `join`, with the mark column of a mark join under the
+/// name it had: the mark takes the qualifier of the side it marks, if that
+/// side has one, and a tagged side joins the domain's alias to its own
+/// (`__subquery_1.mark` would become `mark`), while the operators above
+/// read the mark by its former name.
+fn mark_named_as_before(join: &Join, plan: LogicalPlan) -> Result<LogicalPlan> {
+    if !matches!(join.join_type, JoinType::LeftMark | JoinType::RightMark) {
+        return Ok(plan);
+    }
+    let (Some(before), Some(after)) =
+        (join.schema.columns().pop(), plan.schema().columns().pop())
+    else {
+        return internal_err!("A mark join without columns");
+    };
+    if before == after {
+        return Ok(plan);
+    }
+    let mut exprs: Vec<Expr> = plan
+        .schema()
+        .columns()
+        .into_iter()
+        .map(Expr::Column)
+        .collect();
+    exprs.pop();
+    exprs.push(Expr::Column(after).alias_qualified(before.relation, before.name));
+    LogicalPlanBuilder::from(plan).project(exprs)?.build()
 }
 
 /// The right side `plan` of a `LATERAL` join, its filters moved into its
@@ -313,6 +342,41 @@ mod tests {
                   TableScan: s
               TableScan: t
             tags: [__domain_tag_2_0]; unique: false; non-NULL tags: true
+            ");
+        Ok(())
+    }
+
+    /// `s LEFT MARK JOIN (u WHERE u.v < o.v) ON s.k = u.k`, `u` an alias
+    /// of `t`: the marked side joins the domain, whose alias is another
+    /// qualifier, so the mark would lose `u`. The projection names it
+    /// `u.mark` again (an alias displays without its qualifier).
+    #[test]
+    fn a_mark_keeps_its_name() -> Result<()> {
+        let right = table("t")?
+            .alias("u")?
+            .filter(col("u.v").lt(outer("v")))?
+            .build()?;
+        let join = table("s")?
+            .join(right, JoinType::LeftMark, (vec!["s.k"], vec!["u.k"]), None)?
+            .build()?;
+        insta::assert_snapshot!(pushed(join)?, @r"
+            Projection: s.k, s.v, __domain_instance_2.__domain_1_0, mark AS mark
+              LeftMark Join:  Filter: s.k = u.k AND __domain_instance_2.__domain_1_0 IS NOT DISTINCT FROM __domain_instance_3.__domain_1_0
+                Cross Join:
+                  TableScan: s
+                  SubqueryAlias: __domain_instance_2
+                    Aggregate: groupBy=[[__domain_1_0]], aggr=[[]]
+                      Projection: o.v AS __domain_1_0
+                        TableScan: o
+                Filter: u.v < __domain_instance_3.__domain_1_0
+                  Cross Join:
+                    SubqueryAlias: u
+                      TableScan: t
+                    SubqueryAlias: __domain_instance_3
+                      Aggregate: groupBy=[[__domain_1_0]], aggr=[[]]
+                        Projection: o.v AS __domain_1_0
+                          TableScan: o
+            tags: [__domain_instance_2.__domain_1_0]; unique: false; non-NULL tags: false
             ");
         Ok(())
     }
