@@ -9,8 +9,14 @@
 //! - `outer_column_over_aggregate`: an outer column in the subquery's
 //!   `SELECT` list over an aggregate, against a grouped aggregate and a left
 //!   join.
+//! - `small_quantity` (TPC-H q17's shape) and `above_customer_average` (the
+//!   same pattern over orders and customer): an aggregate of the rows the
+//!   outer query joins, which `SubqueryToWindow` computes as a window,
+//!   against the window aggregate written by hand. A third variant plans the
+//!   subquery without that rule: upstream's join to the aggregate of the
+//!   whole table.
 //!
-//! The data is TPC-H customer and orders, generated in process by
+//! The data is TPC-H customer, orders, lineitem and part, generated in process by
 //! `tpchgen-arrow` (scale factor 1 under `cargo bench`, 0.01 in test mode,
 //! where each pair is also checked to return the same rows, and
 //! `outer_column_over_aggregate` to be planned to the same operators as its
@@ -28,6 +34,8 @@
 //! ```text
 //! PAIRED_ROUNDS=100 cargo bench -p fork-benches --bench correlated_subqueries
 //! ```
+//!
+//! (`PAIRED_SCALE` sets the scale factor of the paired rounds.)
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -38,15 +46,19 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::datasource::MemTable;
 use datafusion::error::Result;
+use datafusion::execution::SessionStateBuilder;
 use datafusion::physical_plan::displayable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use tokio::runtime::Runtime;
-use tpchgen::generators::{CustomerGenerator, OrderGenerator};
-use tpchgen_arrow::{CustomerArrow, OrderArrow};
+use tpchgen::generators::{
+    CustomerGenerator, LineItemGenerator, OrderGenerator, PartGenerator,
+};
+use tpchgen_arrow::{CustomerArrow, LineItemArrow, OrderArrow, PartArrow};
 
 /// `(benchmark, the correlated subquery, the hand-written rewrite, whether
-/// the two are planned to the same operators)`
-const PAIRS: [(&str, &str, &str, bool); 2] = [
+/// the two are planned to the same operators, an operator the subquery's
+/// plan has)`
+const PAIRS: [(&str, &str, &str, bool, &str); 4] = [
     (
         "latest_order",
         "SELECT c_custkey, \
@@ -61,6 +73,7 @@ const PAIRS: [(&str, &str, &str, bool); 2] = [
              FROM orders) WHERE rn = 1) l ON l.o_custkey = c_custkey",
         // first_value grouped by the key, where the rewrite sorts
         false,
+        "HashJoinExec",
     ),
     (
         "outer_column_over_aggregate",
@@ -72,8 +85,39 @@ const PAIRS: [(&str, &str, &str, bool); 2] = [
            SELECT o_custkey, max(o_totalprice) AS top FROM orders GROUP BY o_custkey) m \
          ON m.o_custkey = c_custkey",
         true,
+        "HashJoinExec",
+    ),
+    (
+        "small_quantity",
+        "SELECT sum(l_extendedprice) / 7.0 AS avg_yearly FROM lineitem, part \
+         WHERE p_partkey = l_partkey AND p_brand = 'Brand#23' AND p_container = 'MED BOX' \
+           AND l_quantity < (SELECT 0.2 * avg(l_quantity) FROM lineitem WHERE l_partkey = p_partkey)",
+        "SELECT sum(l_extendedprice) / 7.0 AS avg_yearly FROM ( \
+           SELECT l_extendedprice, l_quantity, \
+             0.2 * avg(l_quantity) OVER (PARTITION BY l_partkey) AS bound \
+           FROM lineitem, part \
+           WHERE p_partkey = l_partkey AND p_brand = 'Brand#23' AND p_container = 'MED BOX') \
+         WHERE l_quantity < bound",
+        false,
+        "WindowAggExec",
+    ),
+    (
+        "above_customer_average",
+        "SELECT o_orderkey, o_totalprice FROM orders, customer \
+         WHERE o_custkey = c_custkey AND c_acctbal > 9000 \
+           AND o_totalprice > (SELECT avg(o_totalprice) FROM orders WHERE o_custkey = c_custkey)",
+        "SELECT o_orderkey, o_totalprice FROM ( \
+           SELECT o_orderkey, o_totalprice, \
+             avg(o_totalprice) OVER (PARTITION BY o_custkey) AS average \
+           FROM orders, customer WHERE o_custkey = c_custkey AND c_acctbal > 9000) \
+         WHERE o_totalprice > average",
+        false,
+        "WindowAggExec",
     ),
 ];
+
+/// The name of the rule whose effect the third variant leaves out.
+const WINDOW_RULE: &str = "subquery_to_window";
 
 fn project<E: std::fmt::Debug>(
     batches: impl Iterator<Item = std::result::Result<RecordBatch, E>>,
@@ -117,7 +161,36 @@ fn context(scale: f64) -> SessionContext {
             &["o_orderkey", "o_custkey", "o_totalprice", "o_orderdate"],
         ),
     );
+    register(
+        "lineitem",
+        project(
+            LineItemArrow::new(LineItemGenerator::new(scale, 1, 1)),
+            &["l_partkey", "l_quantity", "l_extendedprice"],
+        ),
+    );
+    register(
+        "part",
+        project(
+            PartArrow::new(PartGenerator::new(scale, 1, 1)),
+            &["p_partkey", "p_brand", "p_container"],
+        ),
+    );
     ctx
+}
+
+/// `ctx`'s tables in a session whose optimizer leaves out [`WINDOW_RULE`].
+fn without_window_rule(ctx: &SessionContext) -> SessionContext {
+    let state = ctx.state();
+    let rules = state
+        .optimizers()
+        .iter()
+        .filter(|rule| rule.name() != WINDOW_RULE)
+        .cloned()
+        .collect();
+    let state = SessionStateBuilder::new_from_existing(state)
+        .with_optimizer_rules(rules)
+        .build();
+    SessionContext::new_with_state(state)
 }
 
 async fn physical_plan(ctx: &SessionContext, sql: &str) -> String {
@@ -168,12 +241,14 @@ fn benchmarks(c: &mut Criterion) {
     let scale = if bench_mode { 1.0 } else { 0.01 };
     let rt = Runtime::new().unwrap();
     let ctx = context(scale);
+    let upstream_plans = without_window_rule(&ctx);
 
-    for (name, subquery, rewrite, same_operators) in PAIRS {
-        // The subquery is decorrelated into a hash join, and gives the
-        // rewrite's rows
+    for (name, subquery, rewrite, same_operators, operator) in PAIRS {
+        // The subquery is decorrelated (into a join, or a window), and
+        // gives the rewrite's rows
         let plan = rt.block_on(physical_plan(&ctx, subquery));
-        assert!(plan.contains("HashJoinExec"), "{name}\n{plan}");
+        assert!(plan.contains(operator), "{name}\n{plan}");
+        let windowed = operator == "WindowAggExec";
         if same_operators {
             let hand_written = rt.block_on(physical_plan(&ctx, rewrite));
             assert_eq!(
@@ -191,6 +266,10 @@ fn benchmarks(c: &mut Criterion) {
             });
             assert!(!expected.is_empty(), "{name}");
             assert_eq!(got, expected, "{name}");
+            if windowed {
+                let without = rt.block_on(sorted_rows(&upstream_plans, subquery));
+                assert_eq!(without, expected, "{name} without {WINDOW_RULE}");
+            }
         }
 
         let mut group = c.benchmark_group(name);
@@ -198,6 +277,13 @@ fn benchmarks(c: &mut Criterion) {
         for (variant, sql) in [("subquery", subquery), ("hand_written", rewrite)] {
             group.bench_function(variant, |b| {
                 b.iter(|| black_box(rt.block_on(collect(&ctx, sql)).unwrap()))
+            });
+        }
+        if windowed {
+            group.bench_function(format!("subquery_without_{WINDOW_RULE}"), |b| {
+                b.iter(|| {
+                    black_box(rt.block_on(collect(&upstream_plans, subquery)).unwrap())
+                })
             });
         }
         group.finish();
@@ -234,12 +320,19 @@ fn median(mut times: Vec<f64>) -> f64 {
 /// speed drifts between runs (as it does on a shared machine), both halves
 /// of a round see the same host, so the ratio holds still where the times
 /// of separate runs do not.
+///
+/// For the pairs `SubqueryToWindow` plans, a second row compares the
+/// subquery planned without it. `PAIRED_SCALE` sets another scale factor.
 fn paired(rounds: usize) {
     let rt = Runtime::new().unwrap();
-    let ctx = context(1.0);
-    let run = |sql: &str| {
+    let scale = std::env::var("PAIRED_SCALE").map_or(1.0, |scale| {
+        scale.parse().expect("PAIRED_SCALE must be a scale factor")
+    });
+    let ctx = context(scale);
+    let upstream_plans = without_window_rule(&ctx);
+    let run = |ctx: &SessionContext, sql: &str| {
         let start = Instant::now();
-        black_box(rt.block_on(collect(&ctx, sql)).unwrap());
+        black_box(rt.block_on(collect(ctx, sql)).unwrap());
         start.elapsed().as_secs_f64()
     };
     println!(
@@ -247,19 +340,33 @@ fn paired(rounds: usize) {
          | subquery / hand-written, geometric mean (95% CI) |"
     );
     println!("| --- | --- | --- | --- | --- |");
-    for (name, subquery, rewrite, _) in PAIRS {
+    let variants = PAIRS
+        .iter()
+        .flat_map(|(name, subquery, rewrite, _, operator)| {
+            let windowed = *operator == "WindowAggExec";
+            let without = windowed.then(|| {
+                (
+                    format!("{name} without {WINDOW_RULE}"),
+                    &upstream_plans,
+                    *subquery,
+                    *rewrite,
+                )
+            });
+            std::iter::once((name.to_string(), &ctx, *subquery, *rewrite)).chain(without)
+        });
+    for (name, subquery_ctx, subquery, rewrite) in variants {
         for _ in 0..3 {
-            run(subquery);
-            run(rewrite);
+            run(subquery_ctx, subquery);
+            run(&ctx, rewrite);
         }
         let (mut subquery_times, mut rewrite_times) = (vec![], vec![]);
         for round in 0..rounds {
             if round % 2 == 0 {
-                subquery_times.push(run(subquery));
-                rewrite_times.push(run(rewrite));
+                subquery_times.push(run(subquery_ctx, subquery));
+                rewrite_times.push(run(&ctx, rewrite));
             } else {
-                rewrite_times.push(run(rewrite));
-                subquery_times.push(run(subquery));
+                rewrite_times.push(run(&ctx, rewrite));
+                subquery_times.push(run(subquery_ctx, subquery));
             }
         }
         let log_ratios: Vec<f64> = subquery_times

@@ -117,13 +117,17 @@ impl Scope {
 }
 
 /// The shapes of the outer query.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
     Where,
     SelectList,
     Having,
     OrderBy,
     JoinOn,
+    /// A table joined to another on its key, compared with an aggregate of
+    /// the table's rows of that key: TPC-H q17's shape, which
+    /// `SubqueryToWindow` computes as a window where both read the same rows.
+    SameRows,
 }
 
 pub struct Generator {
@@ -150,12 +154,13 @@ impl Generator {
 
     /// A random query of a random shape.
     pub fn query(&mut self) -> (Shape, Sql) {
-        let shape = match self.rng.random_range(0..10) {
+        let shape = match self.rng.random_range(0..11) {
             0..=3 => Shape::Where,
             4..=5 => Shape::SelectList,
             6..=7 => Shape::Having,
             8 => Shape::OrderBy,
-            _ => Shape::JoinOn,
+            9 => Shape::JoinOn,
+            _ => Shape::SameRows,
         };
         (shape, self.query_of(shape))
     }
@@ -259,7 +264,48 @@ impl Generator {
                     on
                 )
             }
+            Shape::SameRows => self.same_rows(),
         }
+    }
+
+    /// `SELECT ... FROM t a, u b WHERE a.k = b.k AND a.v <op> (SELECT
+    /// agg(x.v) FROM t x WHERE x.k = b.k)`, with a predicate on `a` and the
+    /// same on `x` (the rows of a key are the same in both), on one of them
+    /// only, or on neither, and now and then the subquery correlated to `a`
+    /// itself; the aggregate one that repeated rows do not change (`min`,
+    /// `max`, `avg`) or one they do (`sum`, `count`).
+    fn same_rows(&mut self) -> Sql {
+        let (table, other) = (self.table(), self.table());
+        let (a, b, x) = (self.fresh("a"), self.fresh("a"), self.fresh("a"));
+        let aggregates = ["min", "max", "avg", "sum", "count"];
+        let aggregate = aggregates[self.rng.random_range(0..aggregates.len())];
+        let op = self.comparison_op();
+        let bound = self.literal();
+        let (outer_local, inner_local) = match self.rng.random_range(0..4) {
+            0 | 1 => (true, true),
+            2 => (true, false),
+            _ => (false, self.rng.random_bool(0.5)),
+        };
+        let local = |name: &str, on: bool| {
+            if on {
+                format!(" AND {name}.w > {bound}")
+            } else {
+                String::new()
+            }
+        };
+        let other_only = if self.rng.random_bool(0.5) {
+            format!(" AND {b}.v IS NOT NULL")
+        } else {
+            String::new()
+        };
+        let correlated = if self.rng.random_bool(0.8) { &b } else { &a };
+        Sql::both(format!(
+            "SELECT {a}.k AS c0, {a}.v AS c1, {b}.w AS c2 FROM {table} {a}, {other} {b} \
+             WHERE {a}.k = {b}.k{}{other_only} AND {a}.v {op} \
+             (SELECT {aggregate}({x}.v) FROM {table} {x} WHERE {x}.k = {correlated}.k{})",
+            local(&a, outer_local),
+            local(&x, inner_local),
+        ))
     }
 
     /// A random boolean expression over `scope`, possibly NULL: `depth`
