@@ -63,7 +63,7 @@
 //! [`SubqueryToWindow`] runs before the rules that decorrelate subqueries
 //! into joins, and leaves every other subquery to them.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use datafusion_common::tree_node::{
     Transformed, TransformedResult, TreeNode, TreeNodeRecursion,
@@ -243,11 +243,14 @@ fn windowed(
     };
     let conjuncts: Vec<&Expr> = split_conjunction(&filter.predicate);
     // Where a predicate is volatile, moving it below the window changes how
-    // often it runs
+    // often it runs. A join condition holding a subquery (`JOIN ... ON q <
+    // (SELECT ...)`) stays below the window and would narrow the rows it
+    // sees, where the subquery sees them all
     if conjuncts
         .iter()
         .chain(&outer.predicates.iter().collect::<Vec<_>>())
         .any(|c| c.is_volatile())
+        || outer.predicates.iter().any(contains_subquery)
     {
         return Ok(None);
     }
@@ -313,6 +316,11 @@ fn window_of(
     let Some(inner) = aggregate_subquery(subquery) else {
         return Ok(None);
     };
+    // A volatile aggregate argument would be evaluated once per repeated
+    // row (`max(v * random())` draws more often)
+    if has_volatile(&subquery.subquery) {
+        return Ok(None);
+    }
     // An aggregate of outer columns would see, per key, the values of every
     // outer row of the key; a subquery in the projection reads its own scope
     if !inner.aggregate.aggr_expr.iter().all(repeat_insensitive)
@@ -356,8 +364,8 @@ fn window_of(
 
     // The subquery's predicates: its own (condition 2), and the correlation
     // (condition 3)
-    let mut local = BTreeSet::new();
-    let mut correlation = BTreeSet::new();
+    let mut local = HashSet::new();
+    let mut correlation = HashSet::new();
     let mut partition_by = vec![];
     for predicate in &inner.body.predicates {
         if contains_subquery(predicate) {
@@ -370,6 +378,19 @@ fn window_of(
         let Some((inner_column, outer_column)) = correlation_equality(predicate) else {
             return Ok(None);
         };
+        // The window puts two keys in one partition where they are the same
+        // value, the join where they are equal: for floats not the same
+        // (`0.0 = -0.0`, NaN). An equality of two types holds a cast, and is
+        // not a correlation equality
+        let (_, key_field) = inner
+            .aggregate
+            .input
+            .schema()
+            .qualified_field_from_column(&inner_column)?;
+        let key_type = key_field.data_type().clone();
+        if key_type.is_floating() {
+            return Ok(None);
+        }
         let inner_column = rename(&Expr::Column(inner_column))?;
         let outer_side = Expr::Column(outer_column.clone());
         // The outer column belongs to the outer query's other tables
@@ -384,8 +405,8 @@ fn window_of(
     }
 
     // The outer predicates, but those that hold a subquery
-    let mut outer_local = BTreeSet::new();
-    let mut crossing = BTreeSet::new();
+    let mut outer_local = HashSet::new();
+    let mut crossing = HashSet::new();
     let all_outer = outer.predicates.iter().chain(
         conjuncts
             .iter()
@@ -446,10 +467,27 @@ fn same_source(inner: &LogicalPlan, outer: &LogicalPlan) -> bool {
             a.table_name == b.table_name
                 && a.source.schema() == b.source.schema()
                 && a.projection == b.projection
+                && a.filters.is_empty()
+                && b.filters.is_empty()
+                && a.fetch.is_none()
+                && b.fetch.is_none()
         }
-        // A plan with a volatile expression may give other rows each time
-        (a, b) => a == b && !has_volatile(a),
+        // A plan with a volatile expression, or a limit (which rows it
+        // keeps is not fixed without an order), may give other rows each
+        // time
+        (a, b) => a == b && !has_volatile(a) && !has_limit(a),
     }
+}
+
+fn has_limit(plan: &LogicalPlan) -> bool {
+    plan.exists(|node| {
+        Ok(match node {
+            LogicalPlan::Limit(_) => true,
+            LogicalPlan::TableScan(scan) => scan.fetch.is_some(),
+            _ => false,
+        })
+    })
+    .unwrap_or(true)
 }
 
 fn has_volatile(plan: &LogicalPlan) -> bool {
@@ -484,22 +522,18 @@ fn correlation_equality(predicate: &Expr) -> Option<(Column, Column)> {
 }
 
 /// `predicate` with the operands of an equality in one order, so that `a =
-/// b` and `b = a` compare equal.
-fn normalized(predicate: Expr) -> String {
-    match &predicate {
+/// b` and `b = a` compare equal. Predicates are compared as expressions, not
+/// as text: `a - (b - c)` displays as `a - b - c` does.
+fn normalized(predicate: Expr) -> Expr {
+    match predicate {
         Expr::BinaryExpr(BinaryExpr {
             left,
             op: Operator::Eq,
             right,
-        }) => {
-            let (l, r) = (left.to_string(), right.to_string());
-            if l <= r {
-                format!("{l} = {r}")
-            } else {
-                format!("{r} = {l}")
-            }
+        }) if right.to_string() < left.to_string() => {
+            Expr::BinaryExpr(BinaryExpr::new(right, Operator::Eq, left))
         }
-        other => other.to_string(),
+        other => other,
     }
 }
 

@@ -134,43 +134,57 @@ pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
     Ok(!read_past_inputs(node)?.is_empty())
 }
 
-/// Whether the pull-up would add to `projection` a column named like one of
-/// its expressions: a column of its input that a correlated filter below
-/// reads (a `HAVING max(v) > o.x`), where the projection computes an
-/// expression named like that column (a cast keeps its operand's name:
-/// `CAST(max(v) AS BIGINT)` is named `max(v)`). The projection would then
-/// output two columns of one name.
+/// Whether the pull-up would add to `projection` a column whose name its
+/// output already has in a form that cannot stand beside it: a column that
+/// a correlated filter below reads, which the projection does not output,
+/// named like an output column without qualifier, or without a qualifier
+/// itself. `SELECT 1 AS c FROM ... LATERAL (VALUES ...) x(c) WHERE o.v <
+/// x.c` would output `c` and `x.c`, which are ambiguous; `CAST(max(v) AS
+/// BIGINT)` is named `max(v)`, like the aggregate a `HAVING max(v) > o.x`
+/// below reads.
 fn pulled_up_column_clashes(projection: &Projection) -> Result<bool> {
-    let input = projection.input.schema();
-    let clashing: Vec<Column> = projection
-        .expr
-        .iter()
-        .filter(|expr| !matches!(expr, Expr::Column(_) | Expr::Alias(_)))
-        .filter_map(|expr| {
-            let name = expr.schema_name().to_string();
-            input
-                .columns()
-                .into_iter()
-                .find(|column| column.flat_name() == name)
-        })
-        .collect();
-    if clashing.is_empty() {
-        return Ok(false);
+    let output = projection.schema.as_ref();
+    Ok(pulled_up_columns(&projection.input)?.iter().any(|column| {
+        // The pull-up adds a column the projection does not output as it is
+        let added = !projection
+            .expr
+            .iter()
+            .any(|expr| matches!(expr, Expr::Column(output) if output == column));
+        added
+            && output.iter().any(|(qualifier, field)| {
+                field.name() == &column.name
+                    && (qualifier.is_none()
+                        || column.relation.is_none()
+                        || qualifier == column.relation.as_ref())
+            })
+    }))
+}
+
+/// The columns the correlated filters of `plan` read, as the pull-up names
+/// them above `plan`: under the alias of each derived table they are in.
+fn pulled_up_columns(plan: &LogicalPlan) -> Result<Vec<Column>> {
+    let mut columns = vec![];
+    match plan {
+        LogicalPlan::Subquery(_) => return Ok(columns),
+        LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. }) => {
+            for column in pulled_up_columns(input)? {
+                columns.push(Column::new(Some(alias.clone()), column.name));
+            }
+            return Ok(columns);
+        }
+        LogicalPlan::Filter(filter) => {
+            for conjunct in split_conjunction(&filter.predicate) {
+                if conjunct.contains_outer() {
+                    columns.extend(conjunct.column_refs().into_iter().cloned());
+                }
+            }
+        }
+        _ => {}
     }
-    projection.input.exists(|node| {
-        Ok(match node {
-            LogicalPlan::Filter(filter) => split_conjunction(&filter.predicate)
-                .into_iter()
-                .filter(|conjunct| conjunct.contains_outer())
-                .any(|conjunct| {
-                    conjunct
-                        .column_refs()
-                        .into_iter()
-                        .any(|column| clashing.contains(column))
-                }),
-            _ => false,
-        })
-    })
+    for input in plan.inputs() {
+        columns.extend(pulled_up_columns(input)?);
+    }
+    Ok(columns)
 }
 
 /// For a join of type `join_type`, whether a correlated filter must stay on
