@@ -263,7 +263,7 @@ fn windowed(
         let Some(rewrite) = window_of(subquery, &outer, &conjuncts, index)? else {
             continue;
         };
-        return build(filter, &conjuncts, index, subquery, rewrite, config).map(Some);
+        return build(filter, &conjuncts, index, subquery, &rewrite, config).map(Some);
     }
     Ok(None)
 }
@@ -579,7 +579,7 @@ fn build(
     conjuncts: &[&Expr],
     index: usize,
     subquery: &Subquery,
-    rewrite: Rewrite,
+    rewrite: &Rewrite,
     config: &dyn OptimizerConfig,
 ) -> Result<LogicalPlan> {
     let alias_generator = config.alias_generator();
