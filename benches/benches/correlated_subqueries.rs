@@ -15,8 +15,14 @@
 //!   against the window aggregate written by hand. A third variant plans the
 //!   subquery without that rule: upstream's join to the aggregate of the
 //!   whole table.
+//! - `shipped_availability` (TPC-H q20) and `balance_above_recent_spending`
+//!   (the same pattern over customer and orders): an aggregate joined to a
+//!   filtered few of its keys, which `RestrictAggregateToJoinKeys` computes
+//!   for those keys only, against the restriction written by hand. A third
+//!   variant plans the subquery without that rule.
 //!
-//! The data is TPC-H customer, orders, lineitem and part, generated in process by
+//! The data is TPC-H customer, orders, lineitem, part, partsupp, supplier
+//! and nation, generated in process by
 //! `tpchgen-arrow` (scale factor 1 under `cargo bench`, 0.01 in test mode,
 //! where each pair is also checked to return the same rows, and
 //! `outer_column_over_aggregate` to be planned to the same operators as its
@@ -51,73 +57,145 @@ use datafusion::physical_plan::displayable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use tokio::runtime::Runtime;
 use tpchgen::generators::{
-    CustomerGenerator, LineItemGenerator, OrderGenerator, PartGenerator,
+    CustomerGenerator, LineItemGenerator, NationGenerator, OrderGenerator, PartGenerator,
+    PartSuppGenerator, SupplierGenerator,
 };
-use tpchgen_arrow::{CustomerArrow, LineItemArrow, OrderArrow, PartArrow};
+use tpchgen_arrow::{
+    CustomerArrow, LineItemArrow, NationArrow, OrderArrow, PartArrow, PartSuppArrow,
+    SupplierArrow,
+};
 
-/// `(benchmark, the correlated subquery, the hand-written rewrite, whether
-/// the two are planned to the same operators, an operator the subquery's
-/// plan has)`
-const PAIRS: [(&str, &str, &str, bool, &str); 4] = [
-    (
-        "latest_order",
-        "SELECT c_custkey, \
-           (SELECT o_totalprice FROM orders WHERE o_custkey = c_custkey \
-            ORDER BY o_orderdate DESC, o_orderkey LIMIT 1) AS latest \
-         FROM customer",
-        "SELECT c_custkey, l.o_totalprice AS latest \
-         FROM customer LEFT JOIN ( \
-           SELECT o_custkey, o_totalprice FROM ( \
-             SELECT o_custkey, o_totalprice, row_number() OVER ( \
-               PARTITION BY o_custkey ORDER BY o_orderdate DESC, o_orderkey) AS rn \
-             FROM orders) WHERE rn = 1) l ON l.o_custkey = c_custkey",
+/// A correlated subquery and the query an expert writes by hand for the
+/// same rows.
+struct Pair {
+    name: &'static str,
+    subquery: &'static str,
+    rewrite: &'static str,
+    /// Whether the two are planned to the same operators.
+    same_operators: bool,
+    /// An operator the subquery's plan has.
+    operator: &'static str,
+    /// The rule that plans the subquery, if any: a third variant plans it
+    /// without that rule, as upstream does.
+    without_rule: Option<&'static str>,
+}
+
+const PAIRS: [Pair; 6] = [
+    Pair {
+        name: "latest_order",
+        subquery: "SELECT c_custkey, \
+               (SELECT o_totalprice FROM orders WHERE o_custkey = c_custkey \
+                ORDER BY o_orderdate DESC, o_orderkey LIMIT 1) AS latest \
+             FROM customer",
+        rewrite: "SELECT c_custkey, l.o_totalprice AS latest \
+             FROM customer LEFT JOIN ( \
+               SELECT o_custkey, o_totalprice FROM ( \
+                 SELECT o_custkey, o_totalprice, row_number() OVER ( \
+                   PARTITION BY o_custkey ORDER BY o_orderdate DESC, o_orderkey) AS rn \
+                 FROM orders) WHERE rn = 1) l ON l.o_custkey = c_custkey",
         // first_value grouped by the key, where the rewrite sorts
-        false,
-        "HashJoinExec",
-    ),
-    (
-        "outer_column_over_aggregate",
-        "SELECT c_custkey, \
-           (SELECT max(o_totalprice) - c_acctbal FROM orders WHERE o_custkey = c_custkey) AS gap \
-         FROM customer",
-        "SELECT c_custkey, m.top - c_acctbal AS gap \
-         FROM customer LEFT JOIN ( \
-           SELECT o_custkey, max(o_totalprice) AS top FROM orders GROUP BY o_custkey) m \
-         ON m.o_custkey = c_custkey",
-        true,
-        "HashJoinExec",
-    ),
-    (
-        "small_quantity",
-        "SELECT sum(l_extendedprice) / 7.0 AS avg_yearly FROM lineitem, part \
-         WHERE p_partkey = l_partkey AND p_brand = 'Brand#23' AND p_container = 'MED BOX' \
-           AND l_quantity < (SELECT 0.2 * avg(l_quantity) FROM lineitem WHERE l_partkey = p_partkey)",
-        "SELECT sum(l_extendedprice) / 7.0 AS avg_yearly FROM ( \
-           SELECT l_extendedprice, l_quantity, \
-             0.2 * avg(l_quantity) OVER (PARTITION BY l_partkey) AS bound \
-           FROM lineitem, part \
-           WHERE p_partkey = l_partkey AND p_brand = 'Brand#23' AND p_container = 'MED BOX') \
-         WHERE l_quantity < bound",
-        false,
-        "WindowAggExec",
-    ),
-    (
-        "above_customer_average",
-        "SELECT o_orderkey, o_totalprice FROM orders, customer \
-         WHERE o_custkey = c_custkey AND c_acctbal > 9000 \
-           AND o_totalprice > (SELECT avg(o_totalprice) FROM orders WHERE o_custkey = c_custkey)",
-        "SELECT o_orderkey, o_totalprice FROM ( \
-           SELECT o_orderkey, o_totalprice, \
-             avg(o_totalprice) OVER (PARTITION BY o_custkey) AS average \
-           FROM orders, customer WHERE o_custkey = c_custkey AND c_acctbal > 9000) \
-         WHERE o_totalprice > average",
-        false,
-        "WindowAggExec",
-    ),
+        same_operators: false,
+        operator: "HashJoinExec",
+        without_rule: None,
+    },
+    Pair {
+        name: "outer_column_over_aggregate",
+        subquery: "SELECT c_custkey, \
+               (SELECT max(o_totalprice) - c_acctbal FROM orders WHERE o_custkey = c_custkey) AS gap \
+             FROM customer",
+        rewrite: "SELECT c_custkey, m.top - c_acctbal AS gap \
+             FROM customer LEFT JOIN ( \
+               SELECT o_custkey, max(o_totalprice) AS top FROM orders GROUP BY o_custkey) m \
+             ON m.o_custkey = c_custkey",
+        same_operators: true,
+        operator: "HashJoinExec",
+        without_rule: None,
+    },
+    Pair {
+        name: "small_quantity",
+        subquery: "SELECT sum(l_extendedprice) / 7.0 AS avg_yearly FROM lineitem, part \
+             WHERE p_partkey = l_partkey AND p_brand = 'Brand#23' AND p_container = 'MED BOX' \
+               AND l_quantity < (SELECT 0.2 * avg(l_quantity) FROM lineitem WHERE l_partkey = p_partkey)",
+        rewrite: "SELECT sum(l_extendedprice) / 7.0 AS avg_yearly FROM ( \
+               SELECT l_extendedprice, l_quantity, \
+                 0.2 * avg(l_quantity) OVER (PARTITION BY l_partkey) AS bound \
+               FROM lineitem, part \
+               WHERE p_partkey = l_partkey AND p_brand = 'Brand#23' AND p_container = 'MED BOX') \
+             WHERE l_quantity < bound",
+        same_operators: false,
+        operator: "WindowAggExec",
+        without_rule: Some(WINDOW_RULE),
+    },
+    Pair {
+        name: "above_customer_average",
+        subquery: "SELECT o_orderkey, o_totalprice FROM orders, customer \
+             WHERE o_custkey = c_custkey AND c_acctbal > 9000 \
+               AND o_totalprice > (SELECT avg(o_totalprice) FROM orders WHERE o_custkey = c_custkey)",
+        rewrite: "SELECT o_orderkey, o_totalprice FROM ( \
+               SELECT o_orderkey, o_totalprice, \
+                 avg(o_totalprice) OVER (PARTITION BY o_custkey) AS average \
+               FROM orders, customer WHERE o_custkey = c_custkey AND c_acctbal > 9000) \
+             WHERE o_totalprice > average",
+        same_operators: false,
+        operator: "WindowAggExec",
+        without_rule: Some(WINDOW_RULE),
+    },
+    Pair {
+        name: "shipped_availability",
+        // TPC-H q20
+        subquery: "SELECT s_name, s_address FROM supplier, nation \
+             WHERE s_suppkey IN ( \
+               SELECT ps_suppkey FROM partsupp \
+               WHERE ps_partkey IN (SELECT p_partkey FROM part WHERE p_name LIKE 'forest%') \
+                 AND ps_availqty > ( \
+                   SELECT 0.5 * sum(l_quantity) FROM lineitem \
+                   WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey \
+                     AND l_shipdate >= date '1994-01-01' AND l_shipdate < date '1995-01-01')) \
+               AND s_nationkey = n_nationkey AND n_name = 'CANADA' \
+             ORDER BY s_name",
+        // The lineitems of the pairs the filtered partsupp has, aggregated
+        // and joined
+        rewrite: "WITH ps AS ( \
+               SELECT ps_partkey, ps_suppkey, ps_availqty FROM partsupp \
+               WHERE ps_partkey IN (SELECT p_partkey FROM part WHERE p_name LIKE 'forest%')), \
+             shipped AS ( \
+               SELECT l_partkey, l_suppkey, 0.5 * sum(l_quantity) AS half FROM lineitem \
+               WHERE l_shipdate >= date '1994-01-01' AND l_shipdate < date '1995-01-01' \
+                 AND EXISTS (SELECT 1 FROM ps WHERE ps_partkey = l_partkey AND ps_suppkey = l_suppkey) \
+               GROUP BY l_partkey, l_suppkey) \
+             SELECT s_name, s_address FROM supplier, nation \
+             WHERE s_suppkey IN ( \
+               SELECT ps_suppkey FROM ps JOIN shipped \
+               ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey WHERE ps_availqty > half) \
+               AND s_nationkey = n_nationkey AND n_name = 'CANADA' \
+             ORDER BY s_name",
+        same_operators: false,
+        operator: "HashJoinExec",
+        without_rule: Some(KEYS_RULE),
+    },
+    Pair {
+        name: "balance_above_recent_spending",
+        // q20's pattern on other tables: a filtered customer, an aggregate
+        // of all orders
+        subquery: "SELECT c_custkey, c_acctbal FROM customer \
+             WHERE c_acctbal > 9000 AND c_acctbal * 100 > ( \
+               SELECT sum(o_totalprice) FROM orders \
+               WHERE o_custkey = c_custkey AND o_orderdate >= date '1996-01-01')",
+        rewrite: "SELECT c_custkey, c_acctbal FROM customer JOIN ( \
+               SELECT o_custkey, sum(o_totalprice) AS spent FROM orders \
+               WHERE o_orderdate >= date '1996-01-01' AND EXISTS ( \
+                 SELECT 1 FROM customer WHERE c_custkey = o_custkey AND c_acctbal > 9000) \
+               GROUP BY o_custkey) s ON s.o_custkey = c_custkey \
+             WHERE c_acctbal > 9000 AND c_acctbal * 100 > spent",
+        same_operators: false,
+        operator: "HashJoinExec",
+        without_rule: Some(KEYS_RULE),
+    },
 ];
 
-/// The name of the rule whose effect the third variant leaves out.
+/// The rules whose effect a third variant leaves out.
 const WINDOW_RULE: &str = "subquery_to_window";
+const KEYS_RULE: &str = "restrict_aggregate_to_join_keys";
 
 fn project<E: std::fmt::Debug>(
     batches: impl Iterator<Item = std::result::Result<RecordBatch, E>>,
@@ -165,26 +243,53 @@ fn context(scale: f64) -> SessionContext {
         "lineitem",
         project(
             LineItemArrow::new(LineItemGenerator::new(scale, 1, 1)),
-            &["l_partkey", "l_quantity", "l_extendedprice"],
+            &[
+                "l_partkey",
+                "l_suppkey",
+                "l_quantity",
+                "l_extendedprice",
+                "l_shipdate",
+            ],
         ),
     );
     register(
         "part",
         project(
             PartArrow::new(PartGenerator::new(scale, 1, 1)),
-            &["p_partkey", "p_brand", "p_container"],
+            &["p_partkey", "p_name", "p_brand", "p_container"],
+        ),
+    );
+    register(
+        "partsupp",
+        project(
+            PartSuppArrow::new(PartSuppGenerator::new(scale, 1, 1)),
+            &["ps_partkey", "ps_suppkey", "ps_availqty"],
+        ),
+    );
+    register(
+        "supplier",
+        project(
+            SupplierArrow::new(SupplierGenerator::new(scale, 1, 1)),
+            &["s_suppkey", "s_name", "s_address", "s_nationkey"],
+        ),
+    );
+    register(
+        "nation",
+        project(
+            NationArrow::new(NationGenerator::new(scale, 1, 1)),
+            &["n_nationkey", "n_name"],
         ),
     );
     ctx
 }
 
-/// `ctx`'s tables in a session whose optimizer leaves out [`WINDOW_RULE`].
-fn without_window_rule(ctx: &SessionContext) -> SessionContext {
+/// `ctx`'s tables in a session whose optimizer leaves out the rule `name`.
+fn without_rule(ctx: &SessionContext, name: &str) -> SessionContext {
     let state = ctx.state();
     let rules = state
         .optimizers()
         .iter()
-        .filter(|rule| rule.name() != WINDOW_RULE)
+        .filter(|rule| rule.name() != name)
         .cloned()
         .collect();
     let state = SessionStateBuilder::new_from_existing(state)
@@ -241,21 +346,33 @@ fn benchmarks(c: &mut Criterion) {
     let scale = if bench_mode { 1.0 } else { 0.01 };
     let rt = Runtime::new().unwrap();
     let ctx = context(scale);
-    let upstream_plans = without_window_rule(&ctx);
 
-    for (name, subquery, rewrite, same_operators, operator) in PAIRS {
+    for pair in &PAIRS {
+        let Pair {
+            name,
+            subquery,
+            rewrite,
+            ..
+        } = *pair;
         // The subquery is decorrelated (into a join, or a window), and
         // gives the rewrite's rows
         let plan = rt.block_on(physical_plan(&ctx, subquery));
-        assert!(plan.contains(operator), "{name}\n{plan}");
-        let windowed = operator == "WindowAggExec";
-        if same_operators {
+        assert!(plan.contains(pair.operator), "{name}\n{plan}");
+        if pair.same_operators {
             let hand_written = rt.block_on(physical_plan(&ctx, rewrite));
             assert_eq!(
                 operators(&plan),
                 operators(&hand_written),
                 "{name}\n{plan}\n{hand_written}"
             );
+        }
+        let without = pair
+            .without_rule
+            .map(|rule| (rule, without_rule(&ctx, rule)));
+        if let Some((rule, upstream_plans)) = &without {
+            // The rule changes the plan
+            let upstream_plan = rt.block_on(physical_plan(upstream_plans, subquery));
+            assert_ne!(plan, upstream_plan, "{name} without {rule}");
         }
         if !bench_mode {
             let (got, expected) = rt.block_on(async {
@@ -266,9 +383,9 @@ fn benchmarks(c: &mut Criterion) {
             });
             assert!(!expected.is_empty(), "{name}");
             assert_eq!(got, expected, "{name}");
-            if windowed {
-                let without = rt.block_on(sorted_rows(&upstream_plans, subquery));
-                assert_eq!(without, expected, "{name} without {WINDOW_RULE}");
+            if let Some((rule, upstream_plans)) = &without {
+                let rows = rt.block_on(sorted_rows(upstream_plans, subquery));
+                assert_eq!(rows, expected, "{name} without {rule}");
             }
         }
 
@@ -279,10 +396,10 @@ fn benchmarks(c: &mut Criterion) {
                 b.iter(|| black_box(rt.block_on(collect(&ctx, sql)).unwrap()))
             });
         }
-        if windowed {
-            group.bench_function(format!("subquery_without_{WINDOW_RULE}"), |b| {
+        if let Some((rule, upstream_plans)) = &without {
+            group.bench_function(format!("subquery_without_{rule}"), |b| {
                 b.iter(|| {
-                    black_box(rt.block_on(collect(&upstream_plans, subquery)).unwrap())
+                    black_box(rt.block_on(collect(upstream_plans, subquery)).unwrap())
                 })
             });
         }
@@ -321,15 +438,15 @@ fn median(mut times: Vec<f64>) -> f64 {
 /// of a round see the same host, so the ratio holds still where the times
 /// of separate runs do not.
 ///
-/// For the pairs `SubqueryToWindow` plans, a second row compares the
-/// subquery planned without it. `PAIRED_SCALE` sets another scale factor.
+/// For the pairs a rule of ours plans, a second row compares the subquery
+/// planned without it. `PAIRED_SCALE` sets another scale factor, and
+/// `PAIRED_ONLY` runs only the pair of that name.
 fn paired(rounds: usize) {
     let rt = Runtime::new().unwrap();
     let scale = std::env::var("PAIRED_SCALE").map_or(1.0, |scale| {
         scale.parse().expect("PAIRED_SCALE must be a scale factor")
     });
     let ctx = context(scale);
-    let upstream_plans = without_window_rule(&ctx);
     let run = |ctx: &SessionContext, sql: &str| {
         let start = Instant::now();
         black_box(rt.block_on(collect(ctx, sql)).unwrap());
@@ -340,21 +457,25 @@ fn paired(rounds: usize) {
          | subquery / hand-written, geometric mean (95% CI) |"
     );
     println!("| --- | --- | --- | --- | --- |");
-    let variants = PAIRS
+    let only = std::env::var("PAIRED_ONLY").ok();
+    let mut variants = vec![];
+    for pair in PAIRS
         .iter()
-        .flat_map(|(name, subquery, rewrite, _, operator)| {
-            let windowed = *operator == "WindowAggExec";
-            let without = windowed.then(|| {
-                (
-                    format!("{name} without {WINDOW_RULE}"),
-                    &upstream_plans,
-                    *subquery,
-                    *rewrite,
-                )
-            });
-            std::iter::once((name.to_string(), &ctx, *subquery, *rewrite)).chain(without)
-        });
+        .filter(|pair| only.as_deref().is_none_or(|only| only == pair.name))
+    {
+        variants.push((
+            pair.name.to_string(),
+            ctx.clone(),
+            pair.subquery,
+            pair.rewrite,
+        ));
+        if let Some(rule) = pair.without_rule {
+            let name = format!("{} without {rule}", pair.name);
+            variants.push((name, without_rule(&ctx, rule), pair.subquery, pair.rewrite));
+        }
+    }
     for (name, subquery_ctx, subquery, rewrite) in variants {
+        let subquery_ctx = &subquery_ctx;
         for _ in 0..3 {
             run(subquery_ctx, subquery);
             run(&ctx, rewrite);

@@ -371,11 +371,7 @@ mod tests {
     #[test]
     fn lookups_that_may_change_between_reads_are_not_narrowed() -> Result<()> {
         let outer = table("o", &["k", "v"])?.build()?;
-        let random =
-            Expr::ScalarFunction(datafusion_expr::expr::ScalarFunction::new_udf(
-                Arc::new(datafusion_expr::ScalarUDF::new_from_impl(RandomUdf::new())),
-                vec![],
-            ));
+        let random = crate::dependent_join::test_util::random();
         let lookups = [
             table("s", &["k", "v"])?.limit(0, Some(3))?.build()?,
             table("s", &["k", "v"])?
@@ -395,43 +391,6 @@ mod tests {
             assert_unchanged(plan)?;
         }
         Ok(())
-    }
-
-    /// A volatile function without arguments, like `random()`.
-    #[derive(Debug, PartialEq, Eq, Hash)]
-    struct RandomUdf {
-        signature: datafusion_expr::Signature,
-    }
-
-    impl RandomUdf {
-        fn new() -> Self {
-            Self {
-                signature: datafusion_expr::Signature::nullary(
-                    datafusion_expr::Volatility::Volatile,
-                ),
-            }
-        }
-    }
-
-    impl datafusion_expr::ScalarUDFImpl for RandomUdf {
-        fn name(&self) -> &str {
-            "random"
-        }
-
-        fn signature(&self) -> &datafusion_expr::Signature {
-            &self.signature
-        }
-
-        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-            Ok(DataType::Float64)
-        }
-
-        fn invoke_with_args(
-            &self,
-            _: datafusion_expr::ScalarFunctionArgs,
-        ) -> Result<datafusion_expr::ColumnarValue> {
-            datafusion_common::internal_err!("only planned")
-        }
     }
 
     #[test]

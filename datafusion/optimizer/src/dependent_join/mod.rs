@@ -353,6 +353,52 @@ pub(crate) mod test_util {
     use super::{DependentJoin, Domain};
     use crate::correlation::correlated_in_plan;
 
+    /// A call of a volatile function without arguments, like `random()`.
+    pub(crate) fn random() -> Expr {
+        let udf = datafusion_expr::ScalarUDF::new_from_impl(RandomUdf::new());
+        Expr::ScalarFunction(datafusion_expr::expr::ScalarFunction::new_udf(
+            std::sync::Arc::new(udf),
+            vec![],
+        ))
+    }
+
+    /// A volatile function without arguments, like `random()`.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    struct RandomUdf {
+        signature: datafusion_expr::Signature,
+    }
+
+    impl RandomUdf {
+        fn new() -> Self {
+            Self {
+                signature: datafusion_expr::Signature::nullary(
+                    datafusion_expr::Volatility::Volatile,
+                ),
+            }
+        }
+    }
+
+    impl datafusion_expr::ScalarUDFImpl for RandomUdf {
+        fn name(&self) -> &str {
+            "random"
+        }
+
+        fn signature(&self) -> &datafusion_expr::Signature {
+            &self.signature
+        }
+
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Float64)
+        }
+
+        fn invoke_with_args(
+            &self,
+            _: datafusion_expr::ScalarFunctionArgs,
+        ) -> Result<datafusion_expr::ColumnarValue> {
+            datafusion_common::internal_err!("only planned")
+        }
+    }
+
     /// A scan of table `name`, of columns `k` and `v`.
     pub(crate) fn table(name: &str) -> Result<LogicalPlanBuilder> {
         let fields = ["k", "v"].map(|column| Field::new(column, DataType::Int32, true));
