@@ -118,11 +118,14 @@ impl Database {
         Ok(connection)
     }
 
-    /// The tables in a new DataFusion session laid out as `layout` says.
+    /// The tables in a new DataFusion session laid out as `layout` says,
+    /// with the fork's off-by-default optimizations on, so that the random
+    /// queries run them too.
     pub fn datafusion(&self, layout: Layout) -> Result<SessionContext> {
         let config = SessionConfig::new()
             .with_target_partitions(layout.target_partitions)
-            .with_batch_size(layout.batch_size);
+            .with_batch_size(layout.batch_size)
+            .set_bool("datafusion.optimizer.restrict_aggregate_to_join_keys", true);
         let ctx = SessionContext::new_with_config(config);
         for table in &self.tables {
             ctx.register_table(table.name, Arc::new(mem_table(table, layout)?))?;

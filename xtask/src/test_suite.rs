@@ -91,8 +91,13 @@ fn slt_runner() -> Target {
 /// Options that are off by default, with which the slt files run a second
 /// time: `(option, value)`, handed to the runner in
 /// [`slt::SESSION_OPTIONS_ENV`].
-const FORCED_OPTIONS: &[(&str, &str)] =
-    &[("datafusion.sql_parser.pretty_column_names", "true")];
+const FORCED_OPTIONS: &[(&str, &str)] = &[
+    ("datafusion.sql_parser.pretty_column_names", "true"),
+    (
+        "datafusion.optimizer.restrict_aggregate_to_join_keys",
+        "true",
+    ),
+];
 
 pub struct TestOptions {
     slt: bool,

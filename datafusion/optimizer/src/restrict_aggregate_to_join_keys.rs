@@ -17,7 +17,9 @@
 
 //! [`RestrictAggregateToJoinKeys`] aggregates only the rows whose group keys
 //! the other side of a join has, where that side is a small filtered query
-//! cheap enough to compute a second time (a magic set).
+//! cheap enough to compute a second time (a magic set). It runs where
+//! `datafusion.optimizer.restrict_aggregate_to_join_keys` is set (off by
+//! default).
 //!
 //! TPC-H q20 compares each filtered `partsupp` row with the quantity shipped
 //! of its part and supplier. Decorrelated, the subquery is an aggregate of
@@ -67,8 +69,15 @@
 //!    both computations must give the same rows: `O` holds no volatile
 //!    expression, no subquery, and no operator whose rows may differ between
 //!    two runs (a `LIMIT` without a total order, a window, a user-defined
-//!    node). It is built only of scans, filters, projections, aliases and
-//!    joins.
+//!    node). It is built only of scans of base tables (not a recursive
+//!    query's work table, which its recursive term may read only once),
+//!    filters, projections, aliases and joins. The join keys `o_i` it
+//!    computes for the semi join, and the group keys `g` the semi join
+//!    computes before the aggregate does, are not volatile either: each
+//!    would be drawn twice. A source that gives other rows each time it is
+//!    read, such as an unbounded stream registered as a base table, cannot
+//!    be told apart in the logical plan: for such sources the rule must stay
+//!    off (it is off by default).
 //! 4. A grouping set outputs rows whose key column is NULL for groups that
 //!    are not keyed by it: only a plain `GROUP BY` is restricted.
 //!
@@ -96,7 +105,7 @@ use datafusion_expr::logical_plan::{
     Aggregate, Filter, Join, JoinConstraint, Projection, SubqueryAlias,
 };
 use datafusion_expr::subquery_exprs::contains_subquery;
-use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder};
+use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, TableType};
 
 use crate::optimizer::ApplyOrder;
 use crate::{OptimizerConfig, OptimizerRule};
@@ -127,6 +136,9 @@ impl OptimizerRule for RestrictAggregateToJoinKeys {
         plan: LogicalPlan,
         config: &dyn OptimizerConfig,
     ) -> Result<Transformed<LogicalPlan>> {
+        if !config.options().optimizer.restrict_aggregate_to_join_keys {
+            return Ok(Transformed::no(plan));
+        }
         let LogicalPlan::Join(join) = plan else {
             return Ok(Transformed::no(plan));
         };
@@ -174,9 +186,14 @@ fn restricted_join(join: &Join, config: &dyn OptimizerConfig) -> Result<Option<J
                 } else {
                     (right, left)
                 };
+                // A volatile key would be drawn once for the keys and again
+                // for the join
                 let Expr::Column(column) = ours else {
                     return None;
                 };
+                if theirs.is_volatile() {
+                    return None;
+                }
                 let index = aggregated.schema().index_of_column(column).ok()?;
                 Some((index, theirs.clone()))
             })
@@ -230,7 +247,10 @@ fn is_worth_computing_again(plan: &LogicalPlan) -> bool {
             LogicalPlan::TableScan(scan) => {
                 tables += 1;
                 filtered |= !scan.filters.is_empty();
-                repeatable &= scan.fetch.is_none();
+                // Not a recursive query's work table (`Temporary`), which its
+                // recursive term may read once, nor a stream (`View`)
+                repeatable &=
+                    scan.fetch.is_none() && scan.source.table_type() == TableType::Base;
             }
             LogicalPlan::Filter(_) => filtered = true,
             LogicalPlan::Join(join) => {
@@ -338,10 +358,13 @@ impl Restriction<'_> {
         if grouping_sets || is_joined_on_group_keys(aggregate) {
             return Ok(None);
         }
+        // A volatile group key would be computed once by the semi join and
+        // again by the aggregate
         let keys = keys
             .into_iter()
             .filter_map(|(index, theirs)| {
-                Some((aggregate.group_expr.get(index)?.clone(), theirs))
+                let group = aggregate.group_expr.get(index)?;
+                (!group.is_volatile()).then(|| (group.clone(), theirs))
             })
             .collect::<Vec<_>>();
         if keys.is_empty() {
@@ -451,8 +474,10 @@ fn column_of(expr: &Expr) -> Option<&Column> {
 mod tests {
     use std::sync::Arc;
 
+    use arrow::datatypes::DataType;
+    use datafusion_common::config::ConfigOptions;
     use datafusion_common::{JoinType, Result};
-    use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, col, lit};
+    use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, cast, col, lit};
     use datafusion_functions_aggregate::sum::sum;
 
     use super::RestrictAggregateToJoinKeys;
@@ -462,9 +487,18 @@ mod tests {
     /// `plan` as [`RestrictAggregateToJoinKeys`] alone rewrites it, in as
     /// many passes as the optimizer makes: the rewrite happens once.
     fn rewritten(plan: LogicalPlan) -> Result<String> {
+        rewritten_with(plan, true)
+    }
+
+    /// `plan` as [`RestrictAggregateToJoinKeys`] rewrites it with
+    /// `datafusion.optimizer.restrict_aggregate_to_join_keys` set to `on`.
+    fn rewritten_with(plan: LogicalPlan, on: bool) -> Result<String> {
         let rules: Vec<Arc<dyn OptimizerRule + Send + Sync>> =
             vec![Arc::new(RestrictAggregateToJoinKeys::new())];
-        let context = OptimizerContext::new().with_max_passes(3);
+        let mut options = ConfigOptions::new();
+        options.optimizer.restrict_aggregate_to_join_keys = on;
+        let context = OptimizerContext::new_with_config_options(Arc::new(options))
+            .with_max_passes(3);
         let optimized =
             Optimizer::with_rules(rules).optimize(plan, &context, |_, _| {})?;
         Ok(optimized.display_indent().to_string())
@@ -511,6 +545,14 @@ mod tests {
                         Filter: o.v > Int32(0)
                           TableScan: o
             ");
+        Ok(())
+    }
+
+    #[test]
+    fn the_rule_is_off_by_default() -> Result<()> {
+        let plan = joined(JoinType::Inner, filtered_outer()?)?;
+        let before = plan.display_indent().to_string();
+        assert_eq!(rewritten_with(plan, false)?, before);
         Ok(())
     }
 
@@ -610,6 +652,39 @@ mod tests {
             .build()?;
         let before = plan.display_indent().to_string();
         assert_eq!(rewritten(plan)?, before);
+        Ok(())
+    }
+
+    /// A volatile key, on either side, would be drawn twice.
+    #[test]
+    fn volatile_keys_are_left_alone() -> Result<()> {
+        let drawn = || cast(random(), DataType::Int32);
+        let by_drawn_key = table("s")?
+            .aggregate([drawn().alias("k")], [sum(col("s.v")).alias("total")])?
+            .alias("a")?
+            .build()?;
+        let cases = [
+            filtered_outer()?
+                .join_with_expr_keys(
+                    totals()?,
+                    JoinType::Inner,
+                    (vec![col("o.k") + drawn()], vec![col("a.k")]),
+                    None,
+                )?
+                .build()?,
+            filtered_outer()?
+                .join_with_expr_keys(
+                    by_drawn_key,
+                    JoinType::Inner,
+                    (vec![col("o.k")], vec![col("a.k")]),
+                    None,
+                )?
+                .build()?,
+        ];
+        for plan in cases {
+            let before = plan.display_indent().to_string();
+            assert_eq!(rewritten(plan)?, before);
+        }
         Ok(())
     }
 
