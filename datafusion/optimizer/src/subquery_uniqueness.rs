@@ -250,7 +250,7 @@ fn is_literal(expr: &Expr) -> bool {
 }
 
 /// The column `expr` reads as a whole, looking through aliases.
-fn column_of(expr: &Expr) -> Option<&Column> {
+pub(crate) fn column_of(expr: &Expr) -> Option<&Column> {
     match expr {
         Expr::Column(column) => Some(column),
         Expr::Alias(alias) => column_of(&alias.expr),
