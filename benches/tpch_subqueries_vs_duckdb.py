@@ -45,14 +45,17 @@ def statements(query):
     return parts, answer
 
 
-def fork_medians(directory, cli, threads, runs):
-    """Median milliseconds and row count per query, from one CLI process."""
+def cli_samples(directory, cli, threads, runs, queries=QUERIES, settings=()):
+    """Milliseconds of each query's `runs` timed runs (after one warm-up) and
+    its row count, from one `datafusion-cli` process. `settings` are
+    statements run first, such as a `SET` of the fork's options."""
     lines = [f"SET datafusion.execution.target_partitions = {threads};"]
+    lines += [f"{setting};" for setting in settings]
     for table in TABLES:
         lines.append(f"CREATE TABLE {table} AS SELECT * FROM '{directory}/{table}.parquet';")
     # Which `Elapsed` line belongs to which query's answer
     plan = []
-    for query in QUERIES:
+    for query in queries:
         parts, answer = statements(query)
         for _ in range(runs + 1):
             for i, part in enumerate(parts):
@@ -69,7 +72,7 @@ def fork_medians(directory, cli, threads, runs):
     # "0 row(s) fetched.", each followed by "Elapsed X seconds."
     counts = [int(n) for n in re.findall(r"^(\d+) row\(s\) fetched", out, re.M)]
     elapsed = [float(s) for s in re.findall(r"^Elapsed ([0-9.]+) seconds", out, re.M)]
-    setup = 1 + len(TABLES)
+    setup = 1 + len(settings) + len(TABLES)
     if len(elapsed) != setup + len(plan):
         sys.exit(f"expected {setup + len(plan)} timed statements, got {len(elapsed)}:\n{out[-2000:]}")
     times, rows = {}, {}
@@ -78,7 +81,13 @@ def fork_medians(directory, cli, threads, runs):
             continue
         times.setdefault(query, []).append(seconds * 1000)
         rows[query] = count
-    return {q: statistics.median(t[1:]) for q, t in times.items()}, rows
+    return {q: t[1:] for q, t in times.items()}, rows
+
+
+def fork_medians(directory, cli, threads, runs):
+    """Median milliseconds and row count per query, from one CLI process."""
+    samples, rows = cli_samples(directory, cli, threads, runs)
+    return {q: statistics.median(t) for q, t in samples.items()}, rows
 
 
 def python_medians(run, runs):
