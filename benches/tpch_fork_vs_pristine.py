@@ -23,7 +23,6 @@ rounds' ratios. The two must return the same number of rows.
     python3 benches/tpch_fork_vs_pristine.py DIR FORK_CLI PRISTINE_CLI [threads] [runs] [rounds]
 """
 
-import math
 import os
 import re
 import statistics
@@ -31,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 
-from tpch_subqueries_vs_duckdb import TABLES, cli_samples, statements
+from tpch_subqueries_vs_duckdb import TABLES, cli_samples, geometric_mean, statements
 
 QUERIES = [f"q{n}" for n in range(1, 23)]
 # The fork's labels rename the columns an `EXPLAIN` shows, not what runs
@@ -110,9 +109,6 @@ def main():
             f"| {statistics.median(pristine[q]):.1f} | {ratios[q]:.3f} "
             f"| {min(round_ratios[q]):.3f} to {max(round_ratios[q]):.3f} |"
         )
-
-    def geometric_mean(values):
-        return math.exp(sum(math.log(v) for v in values) / len(values))
 
     same = [ratios[q] for q in QUERIES if same_plan[q]]
     print(f"\ngeometric mean, all 22: {geometric_mean(list(ratios.values())):.3f}")

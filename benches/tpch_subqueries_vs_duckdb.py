@@ -45,12 +45,10 @@ def statements(query):
     return parts, answer
 
 
-def cli_samples(directory, cli, threads, runs, queries=QUERIES, settings=()):
+def cli_samples(directory, cli, threads, runs, queries=QUERIES):
     """Milliseconds of each query's `runs` timed runs (after one warm-up) and
-    its row count, from one `datafusion-cli` process. `settings` are
-    statements run first, such as a `SET` of the fork's options."""
+    its row count, from one `datafusion-cli` process."""
     lines = [f"SET datafusion.execution.target_partitions = {threads};"]
-    lines += [f"{setting};" for setting in settings]
     for table in TABLES:
         lines.append(f"CREATE TABLE {table} AS SELECT * FROM '{directory}/{table}.parquet';")
     # Which `Elapsed` line belongs to which query's answer
@@ -72,7 +70,7 @@ def cli_samples(directory, cli, threads, runs, queries=QUERIES, settings=()):
     # "0 row(s) fetched.", each followed by "Elapsed X seconds."
     counts = [int(n) for n in re.findall(r"^(\d+) row\(s\) fetched", out, re.M)]
     elapsed = [float(s) for s in re.findall(r"^Elapsed ([0-9.]+) seconds", out, re.M)]
-    setup = 1 + len(settings) + len(TABLES)
+    setup = 1 + len(TABLES)
     if len(elapsed) != setup + len(plan):
         sys.exit(f"expected {setup + len(plan)} timed statements, got {len(elapsed)}:\n{out[-2000:]}")
     times, rows = {}, {}
