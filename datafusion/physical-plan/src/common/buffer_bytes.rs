@@ -34,9 +34,10 @@
 //!
 //! [`Array::get_array_memory_size`]: arrow::array::Array::get_array_memory_size
 
-use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use arrow::array::{Array, ArrayData};
+use datafusion_common::{HashMap, HashSet};
 
 /// The memory `arrays` hold, as [`Array::get_array_memory_size`] counts it,
 /// except that a buffer (values, views, offsets, validity, children's
@@ -48,46 +49,38 @@ pub(crate) fn memory_size_sharing_buffers<'a>(
     arrays: impl IntoIterator<Item = &'a dyn Array>,
 ) -> usize {
     let mut structs = 0;
-    let mut nodes = Vec::new();
+    // One flat list of buffers and one of identities for all arrays, rather
+    // than a few small vectors per array: an in-memory table has thousands
+    let mut nodes = Nodes::default();
     for array in arrays {
         // What `get_array_memory_size` adds to the buffers: the arrays'
         // own structures.
         structs += array
             .get_array_memory_size()
             .saturating_sub(array.get_buffer_memory_size());
-        collect_nodes(&array.to_data(), &mut nodes);
+        nodes.collect(&array.to_data());
     }
-
-    // The rows of the distinct arrays that reference each allocation.
-    let mut distinct = HashSet::new();
-    let mut rows_per_allocation: HashMap<usize, usize> = HashMap::new();
-    for node in &nodes {
-        if distinct.insert(&node.identity) {
-            for buffer in &node.buffers {
-                *rows_per_allocation.entry(buffer.allocation).or_default() += node.rows;
-            }
-        }
-    }
-    let shares: f64 = nodes
-        .iter()
-        .flat_map(|node| {
-            node.buffers.iter().map(|buffer| {
-                let rows = rows_per_allocation[&buffer.allocation];
-                buffer.capacity as f64 * node.rows as f64 / rows as f64
-            })
-        })
-        .sum();
-    structs + shares.round() as usize
+    structs + nodes.shares()
 }
 
-/// One array, or one child of an array, and the buffers it references.
-struct Node {
+/// Every array and child array of the input, with the buffers each
+/// references, in flat lists.
+#[derive(Default)]
+struct Nodes {
+    nodes: Vec<Node>,
     /// What tells one array from another that shares its buffers: the
-    /// slices of them it reads.
-    identity: Vec<(usize, usize)>,
+    /// slices of them it reads, as `(offset, len)` and then a
+    /// `(pointer, len)` per buffer.
+    identities: Vec<(usize, usize)>,
+    buffers: Vec<BufferUse>,
+}
+
+/// One array, or one child of an array.
+struct Node {
     /// At least 1, so that an empty array still takes a share.
     rows: usize,
-    buffers: Vec<BufferUse>,
+    identity: Range<usize>,
+    buffers: Range<usize>,
 }
 
 struct BufferUse {
@@ -96,27 +89,60 @@ struct BufferUse {
     capacity: usize,
 }
 
-fn collect_nodes(data: &ArrayData, nodes: &mut Vec<Node>) {
-    let buffers = data
-        .buffers()
-        .iter()
-        .chain(data.nulls().map(|nulls| nulls.buffer()));
-    let mut identity = vec![(data.offset(), data.len())];
-    let mut uses = Vec::new();
-    for buffer in buffers {
-        identity.push((buffer.as_ptr() as usize, buffer.len()));
-        uses.push(BufferUse {
-            allocation: buffer.data_ptr().as_ptr() as usize,
-            capacity: buffer.capacity(),
+impl Nodes {
+    fn collect(&mut self, data: &ArrayData) {
+        let identity_start = self.identities.len();
+        let buffers_start = self.buffers.len();
+        self.identities.push((data.offset(), data.len()));
+        let buffers = data
+            .buffers()
+            .iter()
+            .chain(data.nulls().map(|nulls| nulls.buffer()));
+        for buffer in buffers {
+            self.identities
+                .push((buffer.as_ptr() as usize, buffer.len()));
+            self.buffers.push(BufferUse {
+                allocation: buffer.data_ptr().as_ptr() as usize,
+                capacity: buffer.capacity(),
+            });
+        }
+        self.nodes.push(Node {
+            rows: data.len().max(1),
+            identity: identity_start..self.identities.len(),
+            buffers: buffers_start..self.buffers.len(),
         });
+        for child in data.child_data() {
+            self.collect(child);
+        }
     }
-    nodes.push(Node {
-        identity,
-        rows: data.len().max(1),
-        buffers: uses,
-    });
-    for child in data.child_data() {
-        collect_nodes(child, nodes);
+
+    /// Each buffer's capacity, split between the nodes that reference it by
+    /// their rows, summed over the nodes. A node listed more than once takes
+    /// its share each time, but counts once in the split.
+    fn shares(&self) -> usize {
+        // The rows of the distinct nodes that reference each allocation.
+        let mut distinct = HashSet::with_capacity(self.nodes.len());
+        let mut rows_per_allocation: HashMap<usize, usize> =
+            HashMap::with_capacity(self.buffers.len());
+        for node in &self.nodes {
+            if distinct.insert(&self.identities[node.identity.clone()]) {
+                for buffer in &self.buffers[node.buffers.clone()] {
+                    *rows_per_allocation.entry(buffer.allocation).or_default() +=
+                        node.rows;
+                }
+            }
+        }
+        let shares: f64 = self
+            .nodes
+            .iter()
+            .flat_map(|node| {
+                self.buffers[node.buffers.clone()].iter().map(|buffer| {
+                    let rows = rows_per_allocation[&buffer.allocation];
+                    buffer.capacity as f64 * node.rows as f64 / rows as f64
+                })
+            })
+            .sum();
+        shares.round() as usize
     }
 }
 
