@@ -19,6 +19,7 @@ use anyhow::{Context, Result, bail};
 pub const PACKAGES: &[(&str, &str)] = &[
     ("datafusion", "datafusion/core"),
     ("datafusion-cli", "datafusion-cli"),
+    ("datafusion-datasource", "datafusion/datasource"),
     ("datafusion-expr", "datafusion/expr"),
     ("datafusion-optimizer", "datafusion/optimizer"),
     ("datafusion-physical-plan", "datafusion/physical-plan"),

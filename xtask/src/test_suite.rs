@@ -39,8 +39,14 @@ const LIBRARY_TESTS: &[(&str, &[&str])] = &[
     ("datafusion-optimizer", &[]),
     (
         "datafusion-physical-plan",
-        &["joins::", "spill::spill_pool::reader"],
+        &[
+            "joins::",
+            "spill::spill_pool::reader",
+            "common::buffer_bytes",
+        ],
     ),
+    // Statistics of in-memory tables, computed once per scan
+    ("datafusion-datasource", &["memory::statistics_cache"]),
     ("datafusion-proto-models", &[]),
     ("datafusion-substrait", &["producer::rel::join"]),
     // Every TPC-H and TPC-DS query plans
