@@ -51,6 +51,7 @@ pub(crate) fn memory_size_sharing_buffers<'a>(
     let mut structs = 0;
     // One flat list of buffers and one of identities for all arrays, rather
     // than a few small vectors per array: an in-memory table has thousands
+    // of arrays.
     let mut nodes = Nodes::default();
     for array in arrays {
         // What `get_array_memory_size` adds to the buffers: the arrays'
