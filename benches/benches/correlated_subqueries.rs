@@ -20,9 +20,13 @@
 //!   filtered few of its keys, which `RestrictAggregateToJoinKeys` computes
 //!   for those keys only (`datafusion.optimizer.restrict_aggregate_to_join_keys`,
 //!   off by default, is set in these sessions), against the restriction
-//!   written by hand. A third variant plans the subquery without that rule.
+//!   written by hand. A third variant plans the subquery without that rule,
+//!   as the defaults do: the hash join's dynamic filter then restricts the
+//!   aggregate at run time (`JoinDynamicFilterBelowAggregates`). A fourth
+//!   plans it without either: upstream's aggregate of the whole table.
 //!   `unfiltered_balance_above_recent_spending` is the latter with a filter
-//!   that keeps every customer: the rule's cost where it gains nothing.
+//!   that keeps every customer: each restriction's cost where it gains
+//!   nothing.
 //!
 //! The data is TPC-H customer, orders, lineitem, part, partsupp, supplier
 //! and nation, generated in process by
@@ -78,9 +82,10 @@ struct Pair {
     same_operators: bool,
     /// An operator the subquery's plan has.
     operator: &'static str,
-    /// The rule that plans the subquery, if any: a third variant plans it
-    /// without that rule, as upstream does.
-    without_rule: Option<&'static str>,
+    /// Further variants, each planning the subquery without the rules (of
+    /// the logical or the physical optimizer) it lists; the last as
+    /// upstream does.
+    without: &'static [&'static [&'static str]],
 }
 
 const PAIRS: [Pair; 7] = [
@@ -99,7 +104,7 @@ const PAIRS: [Pair; 7] = [
         // first_value grouped by the key, where the rewrite sorts
         same_operators: false,
         operator: "HashJoinExec",
-        without_rule: None,
+        without: &[],
     },
     Pair {
         name: "outer_column_over_aggregate",
@@ -112,7 +117,7 @@ const PAIRS: [Pair; 7] = [
              ON m.o_custkey = c_custkey",
         same_operators: true,
         operator: "HashJoinExec",
-        without_rule: None,
+        without: &[],
     },
     Pair {
         name: "small_quantity",
@@ -127,7 +132,7 @@ const PAIRS: [Pair; 7] = [
              WHERE l_quantity < bound",
         same_operators: false,
         operator: "WindowAggExec",
-        without_rule: Some(WINDOW_RULE),
+        without: &[&[WINDOW_RULE]],
     },
     Pair {
         name: "above_customer_average",
@@ -141,7 +146,7 @@ const PAIRS: [Pair; 7] = [
              WHERE o_totalprice > average",
         same_operators: false,
         operator: "WindowAggExec",
-        without_rule: Some(WINDOW_RULE),
+        without: &[&[WINDOW_RULE]],
     },
     Pair {
         name: "shipped_availability",
@@ -174,7 +179,7 @@ const PAIRS: [Pair; 7] = [
              ORDER BY s_name",
         same_operators: false,
         operator: "HashJoinExec",
-        without_rule: Some(KEYS_RULE),
+        without: &[&[KEYS_RULE], &[KEYS_RULE, DYNAMIC_FILTER_RULE]],
     },
     Pair {
         name: "balance_above_recent_spending",
@@ -192,7 +197,7 @@ const PAIRS: [Pair; 7] = [
              WHERE c_acctbal > 9000 AND c_acctbal * 100 > spent",
         same_operators: false,
         operator: "HashJoinExec",
-        without_rule: Some(KEYS_RULE),
+        without: &[&[KEYS_RULE], &[KEYS_RULE, DYNAMIC_FILTER_RULE]],
     },
     Pair {
         name: "unfiltered_balance_above_recent_spending",
@@ -211,13 +216,14 @@ const PAIRS: [Pair; 7] = [
              WHERE c_acctbal > -1000 AND c_acctbal * 100 > spent",
         same_operators: false,
         operator: "HashJoinExec",
-        without_rule: Some(KEYS_RULE),
+        without: &[&[KEYS_RULE], &[KEYS_RULE, DYNAMIC_FILTER_RULE]],
     },
 ];
 
-/// The rules whose effect a third variant leaves out.
+/// The rules whose effect the further variants leave out.
 const WINDOW_RULE: &str = "subquery_to_window";
 const KEYS_RULE: &str = "restrict_aggregate_to_join_keys";
+const DYNAMIC_FILTER_RULE: &str = "JoinDynamicFilterBelowAggregates";
 
 fn project<E: std::fmt::Debug>(
     batches: impl Iterator<Item = std::result::Result<RecordBatch, E>>,
@@ -308,19 +314,31 @@ fn context(scale: f64) -> SessionContext {
     ctx
 }
 
-/// `ctx`'s tables in a session whose optimizer leaves out the rule `name`.
-fn without_rule(ctx: &SessionContext, name: &str) -> SessionContext {
+/// `ctx`'s tables in a session whose optimizers leave out the rules `names`.
+fn without_rules(ctx: &SessionContext, names: &[&str]) -> SessionContext {
     let state = ctx.state();
     let rules = state
         .optimizers()
         .iter()
-        .filter(|rule| rule.name() != name)
+        .filter(|rule| !names.contains(&rule.name()))
+        .cloned()
+        .collect();
+    let physical_rules = state
+        .physical_optimizers()
+        .iter()
+        .filter(|rule| !names.contains(&rule.name()))
         .cloned()
         .collect();
     let state = SessionStateBuilder::new_from_existing(state)
         .with_optimizer_rules(rules)
+        .with_physical_optimizer_rules(physical_rules)
         .build();
     SessionContext::new_with_state(state)
+}
+
+/// The name of a variant that leaves out the rules `names`.
+fn without_name(names: &[&str]) -> String {
+    format!("without {}", names.join(" and "))
 }
 
 async fn physical_plan(ctx: &SessionContext, sql: &str) -> String {
@@ -391,13 +409,15 @@ fn benchmarks(c: &mut Criterion) {
                 "{name}\n{plan}\n{hand_written}"
             );
         }
-        let without = pair
-            .without_rule
-            .map(|rule| (rule, without_rule(&ctx, rule)));
-        if let Some((rule, upstream_plans)) = &without {
-            // The rule changes the plan
-            let upstream_plan = rt.block_on(physical_plan(upstream_plans, subquery));
-            assert_ne!(plan, upstream_plan, "{name} without {rule}");
+        let without: Vec<_> = pair
+            .without
+            .iter()
+            .map(|rules| (without_name(rules), without_rules(&ctx, rules)))
+            .collect();
+        for (variant, other_plans) in &without {
+            // The rules change the plan
+            let other_plan = rt.block_on(physical_plan(other_plans, subquery));
+            assert_ne!(plan, other_plan, "{name} {variant}");
         }
         if !bench_mode {
             let (got, expected) = rt.block_on(async {
@@ -408,9 +428,9 @@ fn benchmarks(c: &mut Criterion) {
             });
             assert!(!expected.is_empty(), "{name}");
             assert_eq!(got, expected, "{name}");
-            if let Some((rule, upstream_plans)) = &without {
-                let rows = rt.block_on(sorted_rows(upstream_plans, subquery));
-                assert_eq!(rows, expected, "{name} without {rule}");
+            for (variant, other_plans) in &without {
+                let rows = rt.block_on(sorted_rows(other_plans, subquery));
+                assert_eq!(rows, expected, "{name} {variant}");
             }
         }
 
@@ -421,11 +441,10 @@ fn benchmarks(c: &mut Criterion) {
                 b.iter(|| black_box(rt.block_on(collect(&ctx, sql)).unwrap()))
             });
         }
-        if let Some((rule, upstream_plans)) = &without {
-            group.bench_function(format!("subquery_without_{rule}"), |b| {
-                b.iter(|| {
-                    black_box(rt.block_on(collect(upstream_plans, subquery)).unwrap())
-                })
+        for (variant, other_plans) in &without {
+            let id = format!("subquery_{}", variant.replace(' ', "_"));
+            group.bench_function(id, |b| {
+                b.iter(|| black_box(rt.block_on(collect(other_plans, subquery)).unwrap()))
             });
         }
         group.finish();
@@ -463,8 +482,8 @@ fn median(mut times: Vec<f64>) -> f64 {
 /// of a round see the same host, so the ratio holds still where the times
 /// of separate runs do not.
 ///
-/// For the pairs a rule of ours plans, a second row compares the subquery
-/// planned without it. `PAIRED_SCALE` sets another scale factor, and
+/// For the pairs a rule of ours plans, further rows compare the subquery
+/// planned without it (and without the rules each variant lists). `PAIRED_SCALE` sets another scale factor, and
 /// `PAIRED_ONLY` runs only the pairs of those names (comma-separated).
 fn paired(rounds: usize) {
     let rt = Runtime::new().unwrap();
@@ -495,9 +514,14 @@ fn paired(rounds: usize) {
             pair.subquery,
             pair.rewrite,
         ));
-        if let Some(rule) = pair.without_rule {
-            let name = format!("{} without {rule}", pair.name);
-            variants.push((name, without_rule(&ctx, rule), pair.subquery, pair.rewrite));
+        for rules in pair.without {
+            let name = format!("{} {}", pair.name, without_name(rules));
+            variants.push((
+                name,
+                without_rules(&ctx, rules),
+                pair.subquery,
+                pair.rewrite,
+            ));
         }
     }
     for (name, subquery_ctx, subquery, rewrite) in variants {

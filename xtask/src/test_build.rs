@@ -22,6 +22,10 @@ pub const PACKAGES: &[(&str, &str)] = &[
     ("datafusion-datasource", "datafusion/datasource"),
     ("datafusion-expr", "datafusion/expr"),
     ("datafusion-optimizer", "datafusion/optimizer"),
+    (
+        "datafusion-physical-optimizer",
+        "datafusion/physical-optimizer",
+    ),
     ("datafusion-physical-plan", "datafusion/physical-plan"),
     ("datafusion-proto-models", "datafusion/proto-models"),
     ("datafusion-sql", "datafusion/sql"),

@@ -45,6 +45,11 @@ const LIBRARY_TESTS: &[(&str, &[&str])] = &[
             "common::buffer_bytes",
         ],
     ),
+    // A join's dynamic filter below an aggregate on its probe side
+    (
+        "datafusion-physical-optimizer",
+        &["join_dynamic_filter_below_aggregates"],
+    ),
     // Statistics of in-memory tables, computed once per scan
     ("datafusion-datasource", &["memory::statistics_cache"]),
     ("datafusion-proto-models", &[]),
