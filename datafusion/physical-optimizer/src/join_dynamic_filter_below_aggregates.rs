@@ -42,7 +42,9 @@
 //! no `FilterExec` takes it in after the plan is optimized. So the filter is
 //! dropped, the join never fills it, and every group of the table is
 //! computed, to be thrown away by the join. This rule places the filter in
-//! the `FilterExec` below the lowest aggregate (or in a new one there):
+//! the `FilterExec` below the first aggregate on the way down that reads
+//! rows rather than partial states (or in a new one there), where nothing
+//! below that aggregate holds the filter already:
 //!
 //! ```text
 //!       AggregateExec: mode=Partial, gby=[l_partkey, l_suppkey], aggr=[sum(l_quantity)]
@@ -53,6 +55,8 @@
 //! `datafusion/optimizer/src/restrict_aggregate_to_join_keys.rs`), decided
 //! at run time: the build side is read once, not twice, and where it holds
 //! every key the filter costs one lookup per input row and drops nothing.
+//! Ballista turns dynamic filters off (`enable_dynamic_filter_pushdown`),
+//! so the rule does nothing there.
 //!
 //! # When the rows stay the same
 //!
@@ -60,8 +64,8 @@
 //! with `GROUP BY` keys `g` over input `I`, reached from `J`'s probe input
 //! through nodes that pass every row on unchanged (repartitions, merges of
 //! partitions without a limit, and projections in which each key is a
-//! column), so that each `p_i` is the column of a key
-//! `g_i` that is itself a column of `I`.
+//! column), so that each `p_i` is the column of a key `g_i` that is itself
+//! a column of `I`, of the same type and nullability.
 //!
 //! 1. `J` has a dynamic filter only where upstream's hash join allows one
 //!    (`allow_join_dynamic_filter_pushdown`): the probe side is not
@@ -70,10 +74,15 @@
 //!    such rows where NULLs may match, and a null-aware anti join with a
 //!    nullable build key gets no filter. Dropping the unmatched probe rows
 //!    early is what upstream already does at a parquet scan.
-//! 2. The filter reads the keys alone, so on `I` it keeps or drops each row
-//!    by its values of `g`: it keeps or drops whole groups. A kept group has
-//!    the same rows, and the same aggregate values, as before; a dropped
-//!    group's output row has keys `J` matches with nothing, by 1.
+//! 2. The filter's value on a row depends on the row's key values alone (in
+//!    a partitioned join it routes a row to its partition's keys by the hash
+//!    of those values, as the repartition before the join does, not by the
+//!    partition it runs in; its hash lookup may keep a row whose keys no
+//!    build row has, never drop one that some build row matches). So on `I`
+//!    it keeps or drops each row by its values of `g`: it keeps or drops
+//!    whole groups. A kept group has the same rows, and the same aggregate
+//!    values, as before; a dropped group's output row has keys `J` matches
+//!    with nothing, by 1.
 //! 3. That needs every output row of `A` to be one whole group of `I`. An
 //!    aggregate with grouping sets (`ROLLUP`, `CUBE`) also outputs rows that
 //!    span several key values, and one with a limit (as `LIMIT` pushed into
@@ -82,13 +91,32 @@
 //! 4. Between a final and a partial aggregate the rows are partial states,
 //!    one or more per group, keyed by the same columns; the filter goes
 //!    below the partial aggregate, the one that reads rows of `I`.
+//! 5. Rule 2 needs the filter to take as equal the key values that the
+//!    aggregate and the join take as equal. Floating point keys break it:
+//!    `0.0` and `-0.0` are one group and match each other in the join, but
+//!    the filter's bounds compare them in arrow's total order (`-0.0 <
+//!    0.0`), and its lists and hash lookups by their bits, so it would drop
+//!    the `-0.0` rows of the group that `0.0` keeps, changing that group's
+//!    aggregate values. Only keys of types whose equal values are alike
+//!    (integers, decimals, strings, binaries, dates and times, and
+//!    dictionaries of them) are taken.
 //!
-//! The filter starts as `true` and the join fills it in once its build side
-//! is read, before it reads the probe side, so a query gets the same rows
-//! whether the filter is filled or not: it only saves work.
+//! The filter is `true` until the join has read its whole build side (in
+//! every partition; a partition that stops early leaves it `true`), then
+//! holds the build side's keys, and never changes again. Rows read before
+//! then pass unfiltered, so a query gets the same rows whether the filter
+//! is filled or not: it only saves work.
+//!
+//! A filter above the aggregate, such as `HAVING`, stops the walk, though
+//! it keeps or drops whole groups too. Through it, TPC-H q18's `IN (SELECT
+//! l_orderkey ... HAVING sum(l_quantity) > 300)` would look up each of
+//! `lineitem`'s rows among the keys of every order, and drop none: where
+//! the filter drops nothing it costs a lookup per row, and passing `HAVING`
+//! wants that cost measured first.
 
 use std::sync::Arc;
 
+use arrow::datatypes::DataType;
 use datafusion_common::Result;
 use datafusion_common::config::ConfigOptions;
 use datafusion_common::tree_node::{
@@ -144,6 +172,13 @@ impl PhysicalOptimizerRule for JoinDynamicFilterBelowAggregates {
             let Some(keys) = column_indices(filter.children()) else {
                 return Ok(Transformed::no(plan));
             };
+            let probe_schema = join.right().schema();
+            if !keys
+                .iter()
+                .all(|&k| equal_values_are_alike(probe_schema.field(k).data_type()))
+            {
+                return Ok(Transformed::no(plan));
+            }
             let placement = FilterPlacement { filter, batch_size };
             match placement.below_aggregate(join.right(), &keys)? {
                 Some(probe) => {
@@ -174,43 +209,43 @@ struct FilterPlacement {
 impl FilterPlacement {
     /// `plan` with the filter below the aggregate that groups `plan`'s
     /// output columns `keys`, or `None` where no such aggregate is reached
-    /// through nodes that pass rows on unchanged (rules 3 and 4 of the
-    /// module documentation).
+    /// through nodes that pass rows on unchanged (rules 3 and 4 of the module
+    /// documentation), or where a node below it holds the filter already.
     fn below_aggregate(
         &self,
         plan: &Arc<dyn ExecutionPlan>,
         keys: &[usize],
     ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-        let (input, input_keys) = if let Some(aggregate) =
-            plan.downcast_ref::<AggregateExec>()
-        {
-            let group_by = aggregate.group_expr();
-            if group_by.has_grouping_set() || aggregate.limit_options().is_some() {
-                return Ok(None);
-            }
-            let group_exprs = group_by.expr().iter().map(|(expr, _)| expr);
-            let Some(input_keys) = columns_of(keys, group_exprs.collect()) else {
-                return Ok(None);
-            };
-            if aggregate.mode().input_mode() == AggregateInputMode::Raw {
-                let Some(filtered) = self.filter_rows(aggregate.input(), &input_keys)?
-                else {
+        let (input, input_keys) =
+            if let Some(aggregate) = plan.downcast_ref::<AggregateExec>() {
+                let group_by = aggregate.group_expr();
+                if group_by.has_grouping_set() || aggregate.limit_options().is_some() {
+                    return Ok(None);
+                }
+                let group_exprs = group_by.expr().iter().map(|(expr, _)| expr);
+                let Some(input_keys) = columns_of(keys, group_exprs.collect()) else {
                     return Ok(None);
                 };
-                return Ok(Some(with_children(Arc::clone(plan), vec![filtered])?));
-            }
-            (Arc::clone(aggregate.input()), input_keys)
-        } else if let Some(projection) = plan.downcast_ref::<ProjectionExec>() {
-            let exprs = projection.expr().iter().map(|p| &p.expr).collect();
-            let Some(input_keys) = columns_of(keys, exprs) else {
+                if aggregate.mode().input_mode() == AggregateInputMode::Raw {
+                    // Where a scan below takes the filter, or the rule ran before
+                    if self.is_in_plan(aggregate.input())? {
+                        return Ok(None);
+                    }
+                    let filtered = self.filter_rows(aggregate.input(), &input_keys)?;
+                    return Ok(Some(with_children(Arc::clone(plan), vec![filtered])?));
+                }
+                (Arc::clone(aggregate.input()), input_keys)
+            } else if let Some(projection) = plan.downcast_ref::<ProjectionExec>() {
+                let exprs = projection.expr().iter().map(|p| &p.expr).collect();
+                let Some(input_keys) = columns_of(keys, exprs) else {
+                    return Ok(None);
+                };
+                (Arc::clone(projection.input()), input_keys)
+            } else if passes_rows_unchanged(plan) {
+                (Arc::clone(plan.children()[0]), keys.to_vec())
+            } else {
                 return Ok(None);
             };
-            (Arc::clone(projection.input()), input_keys)
-        } else if passes_rows_unchanged(plan) {
-            (Arc::clone(plan.children()[0]), keys.to_vec())
-        } else {
-            return Ok(None);
-        };
         let Some(input) = self.below_aggregate(&input, &input_keys)? else {
             return Ok(None);
         };
@@ -219,36 +254,28 @@ impl FilterPlacement {
 
     /// `input` with only the rows whose columns `keys` pass the filter:
     /// the filter joins the predicate of a `FilterExec` that `input` is, or
-    /// a new `FilterExec` above `input`. `None` where the filter is there
-    /// already (the rule ran before on this plan).
+    /// a new `FilterExec` above `input`.
     fn filter_rows(
         &self,
         input: &Arc<dyn ExecutionPlan>,
         keys: &[usize],
-    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+    ) -> Result<Arc<dyn ExecutionPlan>> {
         if let Some(existing) = input.downcast_ref::<FilterExec>()
             && existing.fetch().is_none()
         {
-            if self.is_in(existing.predicate())? {
-                return Ok(None);
-            }
-            // `keys` index the filter's output, after its projection
-            let input_keys: Vec<usize> = match existing.projection() {
-                Some(projection) => keys.iter().map(|k| projection[*k]).collect(),
-                None => keys.to_vec(),
-            };
+            let input_keys = keys_below_filter(existing, keys);
             let key_filter = self.on_columns(existing.input(), &input_keys)?;
             let predicate = conjunction([Arc::clone(existing.predicate()), key_filter]);
             let filtered = FilterExecBuilder::from(existing)
                 .with_predicate(predicate)
                 .build()?;
-            return Ok(Some(Arc::new(filtered)));
+            return Ok(Arc::new(filtered));
         }
         let filtered =
             FilterExecBuilder::new(self.on_columns(input, keys)?, Arc::clone(input))
                 .with_batch_size(self.batch_size)
                 .build()?;
-        Ok(Some(Arc::new(filtered)))
+        Ok(Arc::new(filtered))
     }
 
     /// The filter over the columns `keys` of `plan`'s output. It shares its
@@ -266,19 +293,20 @@ impl FilterPlacement {
         Arc::clone(&self.filter).with_new_children(columns)
     }
 
-    /// Whether `predicate` holds this filter (as any copy of it).
-    fn is_in(&self, predicate: &Arc<dyn PhysicalExpr>) -> Result<bool> {
+    /// Whether a node of `plan` holds this filter (as any copy of it).
+    fn is_in_plan(&self, plan: &Arc<dyn ExecutionPlan>) -> Result<bool> {
         let Some(id) = self.filter.expression_id() else {
             return Ok(false);
         };
         let mut found = false;
-        predicate.apply(|expr| {
-            found = expr.expression_id() == Some(id);
-            Ok(if found {
-                TreeNodeRecursion::Stop
-            } else {
-                TreeNodeRecursion::Continue
-            })
+        plan.apply(|node| {
+            node.apply_expressions(&mut |root| {
+                root.apply(|expr| {
+                    found = expr.expression_id() == Some(id);
+                    Ok(stop_if(found))
+                })
+            })?;
+            Ok(stop_if(found))
         })?;
         Ok(found)
     }
@@ -291,6 +319,62 @@ fn with_children(
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let options = ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute);
     plan.replace_children(children, options)
+}
+
+fn stop_if(found: bool) -> TreeNodeRecursion {
+    if found {
+        TreeNodeRecursion::Stop
+    } else {
+        TreeNodeRecursion::Continue
+    }
+}
+
+/// The input columns of a filter's output columns `keys`, through its
+/// projection.
+fn keys_below_filter(filter: &FilterExec, keys: &[usize]) -> Vec<usize> {
+    match filter.projection() {
+        Some(projection) => keys.iter().map(|k| projection[*k]).collect(),
+        None => keys.to_vec(),
+    }
+}
+
+/// Whether values of `data_type` that the join and the aggregate take as
+/// equal are also alike to the filter, rule 5 of the module documentation:
+/// not so for floating point numbers, whose `0.0` and `-0.0` are one group
+/// and match each other in a join, while the filter's bounds compare them
+/// in arrow's total order (`-0.0 < 0.0`) and its lists by their bits. Only
+/// the types known to be safe are taken.
+fn equal_values_are_alike(data_type: &DataType) -> bool {
+    match data_type {
+        DataType::Boolean
+        | DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64
+        | DataType::Decimal32(_, _)
+        | DataType::Decimal64(_, _)
+        | DataType::Decimal128(_, _)
+        | DataType::Decimal256(_, _)
+        | DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView
+        | DataType::FixedSizeBinary(_)
+        | DataType::Date32
+        | DataType::Date64
+        | DataType::Time32(_)
+        | DataType::Time64(_)
+        | DataType::Timestamp(_, _)
+        | DataType::Duration(_) => true,
+        DataType::Dictionary(_, values) => equal_values_are_alike(values),
+        _ => false,
+    }
 }
 
 /// Nodes with one input whose rows, all of them, they output unchanged and
@@ -327,6 +411,7 @@ mod tests {
     use datafusion_common::{JoinType, NullEquality, ScalarValue};
     use datafusion_expr::Operator;
     use datafusion_physical_expr::expressions::{BinaryExpr, lit};
+    use datafusion_physical_plan::Partitioning;
     use datafusion_physical_plan::aggregates::{
         AggregateMode, LimitOptions, PhysicalGroupBy,
     };
@@ -403,6 +488,47 @@ mod tests {
             )
             .unwrap(),
         )
+    }
+
+    /// The same join, both inputs hash partitioned on the keys.
+    fn partitioned_hash_join(
+        build: Arc<dyn ExecutionPlan>,
+        probe: Arc<dyn ExecutionPlan>,
+        on: &[(&str, &str)],
+    ) -> Arc<dyn ExecutionPlan> {
+        let hashed = |input: Arc<dyn ExecutionPlan>, keys: Vec<&str>| {
+            let exprs = keys.iter().map(|key| col(key, &input)).collect();
+            let partitioning = Partitioning::Hash(exprs, 2);
+            Arc::new(RepartitionExec::try_new(input, partitioning).unwrap())
+                as Arc<dyn ExecutionPlan>
+        };
+        let build = hashed(build, on.iter().map(|(b, _)| *b).collect());
+        let probe = hashed(probe, on.iter().map(|(_, p)| *p).collect());
+        let on = on
+            .iter()
+            .map(|(b, p)| (col(b, &build), col(p, &probe)))
+            .collect();
+        Arc::new(
+            HashJoinExec::try_new(
+                build,
+                probe,
+                on,
+                None,
+                &JoinType::Inner,
+                None,
+                PartitionMode::Partitioned,
+                NullEquality::NullEqualsNothing,
+                false,
+            )
+            .unwrap(),
+        )
+    }
+
+    /// `input` filtered by `column > 0` (a `HAVING`, above an aggregate).
+    fn positive(column: &str, input: Arc<dyn ExecutionPlan>) -> FilterExecBuilder {
+        let predicate =
+            Arc::new(BinaryExpr::new(col(column, &input), Operator::Gt, lit(0)));
+        FilterExecBuilder::new(predicate, input)
     }
 
     /// The plan after filter pushdown gives the joins their dynamic filters
@@ -520,6 +646,88 @@ mod tests {
     }
 
     #[test]
+    fn filter_goes_below_partitioned_aggregate_of_partitioned_join() {
+        let input = scan(&["k", "v"]);
+        let partial = aggregate(AggregateMode::Partial, group_by(&["k"], &input), input);
+        let repartitioned = Arc::new(
+            RepartitionExec::try_new(
+                Arc::clone(&partial),
+                Partitioning::Hash(vec![col("k", &partial)], 2),
+            )
+            .unwrap(),
+        );
+        let probe = aggregate(
+            AggregateMode::FinalPartitioned,
+            group_by(&["k"], &(Arc::clone(&repartitioned) as _)),
+            repartitioned,
+        );
+        let plan = partitioned_hash_join(scan(&["a"]), probe, &[("a", "k")]);
+        assert_snapshot!(optimized(Arc::clone(&plan)), @r"
+        HashJoinExec: mode=Partitioned, join_type=Inner, on=[(a@0, k@0)]
+          RepartitionExec: partitioning=Hash([a@0], 2), input_partitions=1
+            EmptyExec
+          RepartitionExec: partitioning=Hash([k@0], 2), input_partitions=2
+            AggregateExec: mode=FinalPartitioned, gby=[k@0 as k], aggr=[]
+              RepartitionExec: partitioning=Hash([k@0], 2), input_partitions=1
+                AggregateExec: mode=Partial, gby=[k@0 as k], aggr=[]
+                  FilterExec: DynamicFilter [ empty ]
+                    EmptyExec
+        ");
+        assert_eq!(filtered_columns(plan), ["k@0"]);
+    }
+
+    #[test]
+    fn filter_stays_clear_of_a_limit_below_the_aggregate() {
+        // A filter with a limit below the aggregate: the filter goes above
+        // it, not into it
+        let input = scan(&["k", "v"]);
+        let limited = Arc::new(positive("v", input).with_fetch(Some(5)).build().unwrap());
+        let probe = two_step_aggregate(&["k", "v"], limited);
+        let plan = hash_join(scan(&["a"]), probe, &[("a", "k")], JoinType::Inner);
+        assert_snapshot!(optimized(Arc::clone(&plan)), @r"
+        HashJoinExec: mode=CollectLeft, join_type=Inner, on=[(a@0, k@0)]
+          EmptyExec
+          AggregateExec: mode=Final, gby=[k@0 as k, v@1 as v], aggr=[]
+            AggregateExec: mode=Partial, gby=[k@0 as k, v@1 as v], aggr=[]
+              FilterExec: DynamicFilter [ empty ]
+                FilterExec: v@1 > 0, fetch=5
+                  EmptyExec
+        ");
+        assert_eq!(filtered_columns(plan), ["k@0"]);
+    }
+
+    #[test]
+    fn having_is_left_alone() {
+        let aggregated = two_step_aggregate(&["k", "v"], scan(&["k", "v"]));
+        let having = Arc::new(positive("v", aggregated).build().unwrap());
+        let plan = hash_join(scan(&["a"]), having, &[("a", "k")], JoinType::Inner);
+        assert_snapshot!(optimized(plan), @r"
+        HashJoinExec: mode=CollectLeft, join_type=Inner, on=[(a@0, k@0)]
+          EmptyExec
+          FilterExec: v@1 > 0
+            AggregateExec: mode=Final, gby=[k@0 as k, v@1 as v], aggr=[]
+              AggregateExec: mode=Partial, gby=[k@0 as k, v@1 as v], aggr=[]
+                EmptyExec
+        ");
+    }
+
+    #[test]
+    fn merge_with_a_limit_is_left_alone() {
+        let aggregated = two_step_aggregate(&["k"], scan(&["k", "v"]));
+        let merged =
+            Arc::new(CoalescePartitionsExec::new(aggregated).with_fetch(Some(3)));
+        let plan = hash_join(scan(&["a"]), merged, &[("a", "k")], JoinType::Inner);
+        assert_snapshot!(optimized(plan), @r"
+        HashJoinExec: mode=CollectLeft, join_type=Inner, on=[(a@0, k@0)]
+          EmptyExec
+          CoalescePartitionsExec: fetch=3
+            AggregateExec: mode=Final, gby=[k@0 as k], aggr=[]
+              AggregateExec: mode=Partial, gby=[k@0 as k], aggr=[]
+                EmptyExec
+        ");
+    }
+
+    #[test]
     fn computed_key_is_left_alone() {
         let aggregated = two_step_aggregate(&["k"], scan(&["k", "v"]));
         let plus_one = Arc::new(BinaryExpr::new(
@@ -543,6 +751,28 @@ mod tests {
             AggregateExec: mode=Final, gby=[k@0 as k], aggr=[]
               AggregateExec: mode=Partial, gby=[k@0 as k], aggr=[]
                 EmptyExec
+        ");
+    }
+
+    #[test]
+    fn float_keys_are_left_alone() {
+        let fields = vec![
+            Field::new("k", DataType::Float64, true),
+            Field::new("v", DataType::Int32, true),
+        ];
+        let input: Arc<dyn ExecutionPlan> =
+            Arc::new(EmptyExec::new(Arc::new(Schema::new(fields))));
+        let probe = two_step_aggregate(&["k"], input);
+        let build: Arc<dyn ExecutionPlan> = Arc::new(EmptyExec::new(Arc::new(
+            Schema::new(vec![Field::new("a", DataType::Float64, true)]),
+        )));
+        let plan = hash_join(build, probe, &[("a", "k")], JoinType::Inner);
+        assert_snapshot!(optimized(plan), @r"
+        HashJoinExec: mode=CollectLeft, join_type=Inner, on=[(a@0, k@0)]
+          EmptyExec
+          AggregateExec: mode=Final, gby=[k@0 as k], aggr=[]
+            AggregateExec: mode=Partial, gby=[k@0 as k], aggr=[]
+              EmptyExec
         ");
     }
 
