@@ -216,36 +216,37 @@ impl FilterPlacement {
         plan: &Arc<dyn ExecutionPlan>,
         keys: &[usize],
     ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-        let (input, input_keys) =
-            if let Some(aggregate) = plan.downcast_ref::<AggregateExec>() {
-                let group_by = aggregate.group_expr();
-                if group_by.has_grouping_set() || aggregate.limit_options().is_some() {
-                    return Ok(None);
-                }
-                let group_exprs = group_by.expr().iter().map(|(expr, _)| expr);
-                let Some(input_keys) = columns_of(keys, group_exprs.collect()) else {
-                    return Ok(None);
-                };
-                if aggregate.mode().input_mode() == AggregateInputMode::Raw {
-                    // Where a scan below takes the filter, or the rule ran before
-                    if self.is_in_plan(aggregate.input())? {
-                        return Ok(None);
-                    }
-                    let filtered = self.filter_rows(aggregate.input(), &input_keys)?;
-                    return Ok(Some(with_children(Arc::clone(plan), vec![filtered])?));
-                }
-                (Arc::clone(aggregate.input()), input_keys)
-            } else if let Some(projection) = plan.downcast_ref::<ProjectionExec>() {
-                let exprs = projection.expr().iter().map(|p| &p.expr).collect();
-                let Some(input_keys) = columns_of(keys, exprs) else {
-                    return Ok(None);
-                };
-                (Arc::clone(projection.input()), input_keys)
-            } else if passes_rows_unchanged(plan) {
-                (Arc::clone(plan.children()[0]), keys.to_vec())
-            } else {
+        let (input, input_keys) = if let Some(aggregate) =
+            plan.downcast_ref::<AggregateExec>()
+        {
+            let group_by = aggregate.group_expr();
+            if group_by.has_grouping_set() || aggregate.limit_options().is_some() {
+                return Ok(None);
+            }
+            let group_exprs: Vec<_> = group_by.expr().iter().map(|(e, _)| e).collect();
+            let Some(input_keys) = columns_of(keys, &group_exprs) else {
                 return Ok(None);
             };
+            if aggregate.mode().input_mode() == AggregateInputMode::Raw {
+                // Where a scan below takes the filter, or the rule ran before
+                if self.is_in_plan(aggregate.input())? {
+                    return Ok(None);
+                }
+                let filtered = self.filter_rows(aggregate.input(), &input_keys)?;
+                return Ok(Some(with_children(Arc::clone(plan), vec![filtered])?));
+            }
+            (Arc::clone(aggregate.input()), input_keys)
+        } else if let Some(projection) = plan.downcast_ref::<ProjectionExec>() {
+            let exprs: Vec<_> = projection.expr().iter().map(|p| &p.expr).collect();
+            let Some(input_keys) = columns_of(keys, &exprs) else {
+                return Ok(None);
+            };
+            (Arc::clone(projection.input()), input_keys)
+        } else if passes_rows_unchanged(plan) {
+            (Arc::clone(plan.children()[0]), keys.to_vec())
+        } else {
+            return Ok(None);
+        };
         let Some(input) = self.below_aggregate(&input, &input_keys)? else {
             return Ok(None);
         };
@@ -395,7 +396,7 @@ fn column_indices(exprs: Vec<&Arc<dyn PhysicalExpr>>) -> Option<Vec<usize>> {
 /// For each output column in `keys` of a node that computes its output
 /// columns as `exprs`, the input column it is, or `None` unless each is a
 /// column.
-fn columns_of(keys: &[usize], exprs: Vec<&Arc<dyn PhysicalExpr>>) -> Option<Vec<usize>> {
+fn columns_of(keys: &[usize], exprs: &[&Arc<dyn PhysicalExpr>]) -> Option<Vec<usize>> {
     let key_exprs = keys
         .iter()
         .map(|&k| exprs.get(k).copied())
