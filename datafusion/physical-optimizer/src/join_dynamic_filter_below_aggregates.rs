@@ -44,7 +44,10 @@
 //! computed, to be thrown away by the join. This rule places the filter in
 //! the `FilterExec` below the first aggregate on the way down that reads
 //! rows rather than partial states (or in a new one there), where nothing
-//! below that aggregate holds the filter already:
+//! below that aggregate holds the filter already. (A parquet scan holds it
+//! also where it only prunes row groups by it, as with `pushdown_filters`
+//! off, the default: the rule then leaves the plan as it is, and the
+//! aggregate reads the rows of each row group the scan keeps.)
 //!
 //! ```text
 //!       AggregateExec: mode=Partial, gby=[l_partkey, l_suppkey], aggr=[sum(l_quantity)]
@@ -55,8 +58,8 @@
 //! `datafusion/optimizer/src/restrict_aggregate_to_join_keys.rs`), decided
 //! at run time: the build side is read once, not twice, and where it holds
 //! every key the filter costs one lookup per input row and drops nothing.
-//! Ballista turns dynamic filters off (`enable_dynamic_filter_pushdown`),
-//! so the rule does nothing there.
+//! Ballista's sessions set `enable_dynamic_filter_pushdown` off, which sets
+//! the join's option off too, so the rule does nothing there.
 //!
 //! # When the rows stay the same
 //!
@@ -76,8 +79,8 @@
 //!    early is what upstream already does at a parquet scan.
 //! 2. The filter's value on a row depends on the row's key values alone (in
 //!    a partitioned join it routes a row to its partition's keys by the hash
-//!    of those values, as the repartition before the join does, not by the
-//!    partition it runs in; its hash lookup may keep a row whose keys no
+//!    or the range of those values, as the partitioning before the join
+//!    does, not by the partition it runs in; its hash lookup may keep a row whose keys no
 //!    build row has, never drop one that some build row matches). So on `I`
 //!    it keeps or drops each row by its values of `g`: it keeps or drops
 //!    whole groups. A kept group has the same rows, and the same aggregate
@@ -98,12 +101,14 @@
 //!    0.0`), and its lists and hash lookups by their bits, so it would drop
 //!    the `-0.0` rows of the group that `0.0` keeps, changing that group's
 //!    aggregate values. Only keys of types whose equal values are alike
-//!    (integers, decimals, strings, binaries, dates and times, and
-//!    dictionaries of them) are taken.
+//!    (booleans, integers, decimals, strings, binaries, dates, times,
+//!    timestamps and durations, and dictionaries of them), and of the same
+//!    type on both sides of the join, are taken.
 //!
 //! The filter is `true` until the join has read its whole build side (in
-//! every partition; a partition that stops early leaves it `true`), then
-//! holds the build side's keys, and never changes again. Rows read before
+//! every partition; in a partitioned join, a partition that stops early
+//! leaves its own branch `true`), then holds the build side's keys, and
+//! never changes again. Rows read before
 //! then pass unfiltered, so a query gets the same rows whether the filter
 //! is filled or not: it only saves work.
 //!
@@ -172,11 +177,15 @@ impl PhysicalOptimizerRule for JoinDynamicFilterBelowAggregates {
             let Some(keys) = column_indices(filter.children()) else {
                 return Ok(Transformed::no(plan));
             };
-            let probe_schema = join.right().schema();
-            if !keys
-                .iter()
-                .all(|&k| equal_values_are_alike(probe_schema.field(k).data_type()))
-            {
+            // Rule 5: the build side's keys fill the filter
+            let (build_schema, probe_schema) =
+                (join.left().schema(), join.right().schema());
+            let key_types_alike = join.on().iter().zip(&keys).all(|((build, _), &k)| {
+                let probe_type = probe_schema.field(k).data_type();
+                build.data_type(&build_schema).ok().as_ref() == Some(probe_type)
+                    && equal_values_are_alike(probe_type)
+            });
+            if !key_types_alike {
                 return Ok(Transformed::no(plan));
             }
             let placement = FilterPlacement { filter, batch_size };
