@@ -543,13 +543,20 @@ mod tests {
 
     /// The plan after filter pushdown gives the joins their dynamic filters
     /// and the rule places them.
-    fn optimized_with(plan: Arc<dyn ExecutionPlan>, config: &ConfigOptions) -> String {
+    fn optimized_plan(
+        plan: Arc<dyn ExecutionPlan>,
+        config: &ConfigOptions,
+    ) -> Arc<dyn ExecutionPlan> {
         let plan = FilterPushdown::new_post_optimization()
             .optimize(plan, config)
             .unwrap();
-        let plan = JoinDynamicFilterBelowAggregates::new()
+        JoinDynamicFilterBelowAggregates::new()
             .optimize(plan, config)
-            .unwrap();
+            .unwrap()
+    }
+
+    fn optimized_with(plan: Arc<dyn ExecutionPlan>, config: &ConfigOptions) -> String {
+        let plan = optimized_plan(plan, config);
         displayable(plan.as_ref()).indent(true).to_string()
     }
 
@@ -560,13 +567,7 @@ mod tests {
     /// The columns a dynamic filter in a `FilterExec` of the optimized
     /// `plan` reads, which its display does not show until it is filled.
     fn filtered_columns(plan: Arc<dyn ExecutionPlan>) -> Vec<String> {
-        let config = ConfigOptions::default();
-        let plan = FilterPushdown::new_post_optimization()
-            .optimize(plan, &config)
-            .unwrap();
-        let plan = JoinDynamicFilterBelowAggregates::new()
-            .optimize(plan, &config)
-            .unwrap();
+        let plan = optimized_plan(plan, &ConfigOptions::default());
         let mut columns = vec![];
         plan.apply(|node| {
             if let Some(filter) = node.downcast_ref::<FilterExec>() {
