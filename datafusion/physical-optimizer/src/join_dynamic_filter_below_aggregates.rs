@@ -95,15 +95,17 @@
 //!    one or more per group, keyed by the same columns; the filter goes
 //!    below the partial aggregate, the one that reads rows of `I`.
 //! 5. Rule 2 needs the filter to take as equal the key values that the
-//!    aggregate and the join take as equal. Floating point keys break it:
-//!    `0.0` and `-0.0` are one group and match each other in the join, but
-//!    the filter's bounds compare them in arrow's total order (`-0.0 <
-//!    0.0`), and its lists and hash lookups by their bits, so it would drop
-//!    the `-0.0` rows of the group that `0.0` keeps, changing that group's
-//!    aggregate values. Only keys of types whose equal values are alike
-//!    (booleans, integers, decimals, strings, binaries, dates, times,
-//!    timestamps and durations, and dictionaries of them), and of the same
-//!    type on both sides of the join, are taken.
+//!    aggregate and the join take as equal. Floating point keys are where
+//!    that has failed: `0.0` and `-0.0` are one group and match each other
+//!    in the join, but an `IN` list finds values by their bits, so a list
+//!    of the build keys dropped the `-0.0` rows of the group that `0.0`
+//!    keeps, changing that group's aggregate values. The join no longer
+//!    lists such keys (see `datafusion_physical_plan::joins::key_value_sets`),
+//!    and this rule still takes only keys whose equal values have equal
+//!    bits (booleans, integers, decimals, strings, binaries, dates, times,
+//!    timestamps and durations, and dictionaries of them), of the same
+//!    type on both sides of the join, so that its rows do not rest on how
+//!    the join chooses to describe its keys.
 //!
 //! The filter is `true` until the join has read its whole build side (in
 //! every partition; in a partitioned join, a partition that stops early
@@ -121,7 +123,6 @@
 
 use std::sync::Arc;
 
-use arrow::datatypes::DataType;
 use datafusion_common::Result;
 use datafusion_common::config::ConfigOptions;
 use datafusion_common::tree_node::{
@@ -133,6 +134,7 @@ use datafusion_physical_plan::aggregates::{AggregateExec, AggregateInputMode};
 use datafusion_physical_plan::coalesce_partitions::CoalescePartitionsExec;
 use datafusion_physical_plan::filter::{FilterExec, FilterExecBuilder};
 use datafusion_physical_plan::joins::HashJoinExec;
+use datafusion_physical_plan::joins::key_value_sets::equal_keys_have_equal_bits;
 use datafusion_physical_plan::projection::ProjectionExec;
 use datafusion_physical_plan::repartition::RepartitionExec;
 use datafusion_physical_plan::{
@@ -183,7 +185,7 @@ impl PhysicalOptimizerRule for JoinDynamicFilterBelowAggregates {
             let key_types_alike = join.on().iter().zip(&keys).all(|((build, _), &k)| {
                 let probe_type = probe_schema.field(k).data_type();
                 build.data_type(&build_schema).ok().as_ref() == Some(probe_type)
-                    && equal_values_are_alike(probe_type)
+                    && equal_keys_have_equal_bits(probe_type)
             });
             if !key_types_alike {
                 return Ok(Transformed::no(plan));
@@ -345,45 +347,6 @@ fn keys_below_filter(filter: &FilterExec, keys: &[usize]) -> Vec<usize> {
     match filter.projection() {
         Some(projection) => keys.iter().map(|k| projection[*k]).collect(),
         None => keys.to_vec(),
-    }
-}
-
-/// Whether values of `data_type` that the join and the aggregate take as
-/// equal are also alike to the filter, rule 5 of the module documentation:
-/// not so for floating point numbers, whose `0.0` and `-0.0` are one group
-/// and match each other in a join, while the filter's bounds compare them
-/// in arrow's total order (`-0.0 < 0.0`) and its lists by their bits. Only
-/// the types known to be safe are taken.
-fn equal_values_are_alike(data_type: &DataType) -> bool {
-    match data_type {
-        DataType::Boolean
-        | DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::Decimal32(_, _)
-        | DataType::Decimal64(_, _)
-        | DataType::Decimal128(_, _)
-        | DataType::Decimal256(_, _)
-        | DataType::Utf8
-        | DataType::LargeUtf8
-        | DataType::Utf8View
-        | DataType::Binary
-        | DataType::LargeBinary
-        | DataType::BinaryView
-        | DataType::FixedSizeBinary(_)
-        | DataType::Date32
-        | DataType::Date64
-        | DataType::Time32(_)
-        | DataType::Time64(_)
-        | DataType::Timestamp(_, _)
-        | DataType::Duration(_) => true,
-        DataType::Dictionary(_, values) => equal_values_are_alike(values),
-        _ => false,
     }
 }
 
