@@ -45,11 +45,13 @@ def statements(query):
     return parts, answer
 
 
-def cli_samples(directory, cli, threads, runs, queries=QUERIES):
+def cli_samples(directory, cli, threads, runs, queries=QUERIES, tables=TABLES, statements=statements):
     """Milliseconds of each query's `runs` timed runs (after one warm-up) and
-    its row count, from one `datafusion-cli` process."""
+    its row count, from one `datafusion-cli` process that loads `tables`
+    from `DIR/<table>.parquet` into memory tables. `statements(query)` gives
+    the statements a query runs and the index of the one timed."""
     lines = [f"SET datafusion.execution.target_partitions = {threads};"]
-    for table in TABLES:
+    for table in tables:
         lines.append(f"CREATE TABLE {table} AS SELECT * FROM '{directory}/{table}.parquet';")
     # Which `Elapsed` line belongs to which query's answer
     plan = []
@@ -62,17 +64,20 @@ def cli_samples(directory, cli, threads, runs, queries=QUERIES):
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
         f.write("\n".join(lines))
         script = f.name
-    out = subprocess.run(
-        [cli, "--maxrows", "1", "-f", script], capture_output=True, text=True, check=True
-    ).stdout
+    done = subprocess.run([cli, "--maxrows", "1", "-f", script], capture_output=True, text=True)
     os.unlink(script)
+    out = done.stdout
     # One line per statement that ran: "N row(s) fetched." or a DDL's
-    # "0 row(s) fetched.", each followed by "Elapsed X seconds."
+    # "0 row(s) fetched.", each followed by "Elapsed X seconds."; a failed
+    # statement prints its error on stderr and neither line
     counts = [int(n) for n in re.findall(r"^(\d+) row\(s\) fetched", out, re.M)]
     elapsed = [float(s) for s in re.findall(r"^Elapsed ([0-9.]+) seconds", out, re.M)]
-    setup = 1 + len(TABLES)
-    if len(elapsed) != setup + len(plan):
-        sys.exit(f"expected {setup + len(plan)} timed statements, got {len(elapsed)}:\n{out[-2000:]}")
+    setup = 1 + len(tables)
+    if done.returncode != 0 or len(elapsed) != setup + len(plan):
+        sys.exit(
+            f"{cli}: exit code {done.returncode}, expected {setup + len(plan)} timed statements, "
+            f"got {len(elapsed)}:\n{out[-2000:]}\n{done.stderr[-4000:]}"
+        )
     times, rows = {}, {}
     for query, seconds, count in zip(plan, elapsed[setup:], counts[setup:]):
         if query is None:
