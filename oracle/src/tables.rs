@@ -21,8 +21,7 @@
 //! so that correlations match often, with NULLs, rows repeated, and now and
 //! then no row at all. In DataFusion each table is a `MemTable` of a random
 //! number of partitions and batch size, under a random `target_partitions`
-//! and `batch_size`, with hash joins partitioned or not and their dynamic
-//! filters listing keys or looking them up.
+//! and `batch_size`.
 
 use std::sync::Arc;
 
@@ -58,13 +57,6 @@ pub struct Layout {
     pub partitions: usize,
     /// Rows per batch in a partition.
     pub batch_rows: usize,
-    /// Hash joins partitioned on both sides (their single-partition
-    /// thresholds at 0), so that a join's dynamic filter routes each row to
-    /// its partition's keys.
-    pub partitioned_joins: bool,
-    /// A hash join's dynamic filter lists a small build side's keys (the
-    /// default); without, it looks them up in the join's hash tables.
-    pub key_lists: bool,
 }
 
 impl Layout {
@@ -74,8 +66,6 @@ impl Layout {
             batch_size: rng.random_range(1..=8),
             partitions: rng.random_range(1..=3),
             batch_rows: rng.random_range(1..=4),
-            partitioned_joins: rng.random_bool(0.5),
-            key_lists: rng.random_bool(0.5),
         }
     }
 }
@@ -132,25 +122,10 @@ impl Database {
     /// with the fork's off-by-default optimizations on, so that the random
     /// queries run them too.
     pub fn datafusion(&self, layout: Layout) -> Result<SessionContext> {
-        let mut config = SessionConfig::new()
+        let config = SessionConfig::new()
             .with_target_partitions(layout.target_partitions)
             .with_batch_size(layout.batch_size)
             .set_bool("datafusion.optimizer.restrict_aggregate_to_join_keys", true);
-        if layout.partitioned_joins {
-            config = config
-                .set_usize(
-                    "datafusion.optimizer.hash_join_single_partition_threshold",
-                    0,
-                )
-                .set_usize(
-                    "datafusion.optimizer.hash_join_single_partition_threshold_rows",
-                    0,
-                );
-        }
-        if !layout.key_lists {
-            config = config
-                .set_usize("datafusion.optimizer.hash_join_inlist_pushdown_max_size", 0);
-        }
         let ctx = SessionContext::new_with_config(config);
         for table in &self.tables {
             ctx.register_table(table.name, Arc::new(mem_table(table, layout)?))?;
