@@ -95,6 +95,12 @@ impl RoutedMembership {
         }
     }
 
+    /// Whether this partition has a table to look keys up in; without any,
+    /// the `CASE` of constants stays.
+    pub(crate) fn is_table(&self) -> bool {
+        matches!(self, Self::Lookup(_))
+    }
+
     fn same_as(&self, other: &Self) -> bool {
         match (self, other) {
             (Self::Lookup(a), Self::Lookup(b)) => Arc::ptr_eq(a, b),
