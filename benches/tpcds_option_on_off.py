@@ -36,7 +36,7 @@ import re
 import statistics
 import sys
 
-from tpch_subqueries_vs_duckdb import cli_samples, geometric_mean
+from tpch_subqueries_vs_duckdb import geometric_mean, paired_rounds
 
 TABLES = [
     "call_center", "catalog_page", "catalog_returns", "catalog_sales", "customer",
@@ -120,23 +120,6 @@ def chosen_queries(args):
     return expand(queries)
 
 
-def compare(directory, cli_a, cli_b, threads, runs, rounds, queries):
-    """All timed runs of A and of B per query, and each round's ratio of
-    their medians."""
-    a, b = {q: [] for q in queries}, {q: [] for q in queries}
-    round_ratios = {q: [] for q in queries}
-    for _ in range(rounds):
-        a_round, a_rows = cli_samples(directory, cli_a, threads, runs, queries, TABLES, statements)
-        b_round, b_rows = cli_samples(directory, cli_b, threads, runs, queries, TABLES, statements)
-        for q in queries:
-            if a_rows[q] != b_rows[q]:
-                sys.exit(f"{q}: A returned {a_rows[q]} rows, B {b_rows[q]}")
-            a[q] += a_round[q]
-            b[q] += b_round[q]
-            round_ratios[q].append(statistics.median(a_round[q]) / statistics.median(b_round[q]))
-    return a, b, round_ratios
-
-
 def main():
     args = sys.argv[1:]
     if len(args) < 3:
@@ -147,7 +130,9 @@ def main():
     rounds = int(args[5]) if len(args) > 5 else 3
     queries = chosen_queries(args[6:])
 
-    a, b, round_ratios = compare(directory, cli_a, cli_b, threads, runs, rounds, queries)
+    a, b, round_ratios = paired_rounds(
+        directory, cli_a, cli_b, threads, runs, rounds, queries, TABLES, statements
+    )
 
     print(f"A: {cli_a}\nB: {cli_b}\n")
     print(f"threads {threads}, {rounds} rounds of {runs} runs after one warm-up, medians\n")

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 
-from tpch_subqueries_vs_duckdb import TABLES, cli_samples, geometric_mean, statements
+from tpch_subqueries_vs_duckdb import TABLES, geometric_mean, paired_rounds, statements
 
 QUERIES = [f"q{n}" for n in range(1, 23)]
 # The fork's labels rename the columns an `EXPLAIN` shows, not what runs
@@ -104,17 +104,9 @@ def main():
         q: comparable(fork_plans.get(q)) == comparable(pristine_plans.get(q)) for q in QUERIES
     }
 
-    fork, pristine = {q: [] for q in QUERIES}, {q: [] for q in QUERIES}
-    round_ratios = {q: [] for q in QUERIES}
-    for _ in range(rounds):
-        fork_round, fork_rows = cli_samples(directory, fork_cli, threads, runs, QUERIES)
-        pristine_round, pristine_rows = cli_samples(directory, pristine_cli, threads, runs, QUERIES)
-        for q in QUERIES:
-            if fork_rows[q] != pristine_rows[q]:
-                sys.exit(f"{q}: the fork returned {fork_rows[q]} rows, pristine {pristine_rows[q]}")
-            fork[q] += fork_round[q]
-            pristine[q] += pristine_round[q]
-            round_ratios[q].append(statistics.median(fork_round[q]) / statistics.median(pristine_round[q]))
+    fork, pristine, round_ratios = paired_rounds(
+        directory, fork_cli, pristine_cli, threads, runs, rounds, QUERIES
+    )
 
     print(f"threads {threads}, {rounds} rounds of {runs} runs after one warm-up, medians\n")
     print("| query | same plan | fork (ms) | pristine (ms) | fork / pristine | rounds' ratios |")

@@ -87,6 +87,24 @@ def cli_samples(directory, cli, threads, runs, queries=QUERIES, tables=TABLES, s
     return {q: t[1:] for q, t in times.items()}, rows
 
 
+def paired_rounds(directory, cli_a, cli_b, threads, runs, rounds, queries, tables=TABLES, statements=statements):
+    """`rounds` rounds, each one `cli_samples` process of A and then one of
+    B: all timed runs of A and of B per query, and each round's ratio of
+    their medians. The two must return the same number of rows."""
+    a, b = {q: [] for q in queries}, {q: [] for q in queries}
+    round_ratios = {q: [] for q in queries}
+    for _ in range(rounds):
+        a_round, a_rows = cli_samples(directory, cli_a, threads, runs, queries, tables, statements)
+        b_round, b_rows = cli_samples(directory, cli_b, threads, runs, queries, tables, statements)
+        for q in queries:
+            if a_rows[q] != b_rows[q]:
+                sys.exit(f"{q}: {cli_a} returned {a_rows[q]} rows, {cli_b} {b_rows[q]}")
+            a[q] += a_round[q]
+            b[q] += b_round[q]
+            round_ratios[q].append(statistics.median(a_round[q]) / statistics.median(b_round[q]))
+    return a, b, round_ratios
+
+
 def fork_medians(directory, cli, threads, runs):
     """Median milliseconds and row count per query, from one CLI process."""
     samples, rows = cli_samples(directory, cli, threads, runs)
