@@ -58,6 +58,8 @@ const LIBRARY_TESTS: &[(&str, &[&str])] = &[
     ("fork-benches", &[]),
     // Ballista's scheduler tests with our patches, ours among them
     ("ballista-scheduler", &[]),
+    // The CLI writes every row of a result
+    ("datafusion-cli", &["result_output"]),
 ];
 
 /// Upstream's test targets that the fork runs too: the CLI's, whose output
