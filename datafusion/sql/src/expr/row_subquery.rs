@@ -116,7 +116,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         planner_context.append_outer_query_schema(Arc::new(input_schema.clone()));
         let planned = self.query_to_plan(subquery, planner_context);
         planner_context.pop_outer_query_schema();
-        let sub_plan = planned?;
+        let sub_plan = apart_from(planned?, input_schema)?;
 
         let columns = sub_plan.schema().columns();
         if columns.len() != row.len() {
@@ -188,6 +188,29 @@ fn as_outer_reference(value: Expr, outer_schema: &DFSchema) -> Result<Expr> {
             other => Ok(Transformed::no(other)),
         })
         .map(|transformed| transformed.data)
+}
+
+/// `sub_plan` with columns whose names no column of the outer query has.
+///
+/// The row's values become outer references that the `EXISTS` compares
+/// with the subquery's columns, and decorrelation turns outer references
+/// back into plain columns of a join: in `(f1, f2) IN (SELECT f2, f1 FROM
+/// s)` over the same `s`, `s.f1 = s.f2` would then read one side twice.
+/// SQL itself never makes such a reference (a subquery's `s` hides the outer
+/// one); this planner does, so it renames the subquery's columns where
+/// they clash.
+fn apart_from(sub_plan: LogicalPlan, outer_schema: &DFSchema) -> Result<LogicalPlan> {
+    let clashes = sub_plan
+        .schema()
+        .columns()
+        .iter()
+        .any(|column| outer_schema.has_column(column));
+    if !clashes {
+        return Ok(sub_plan);
+    }
+    LogicalPlanBuilder::from(sub_plan)
+        .alias("__row_subquery")?
+        .build()
 }
 
 /// `EXISTS (SELECT 1 FROM <sub_plan> WHERE <predicate>)`.

@@ -1,0 +1,180 @@
+// Licensed to the Apache Software Foundation (ASF) under one
+// or more contributor license agreements.  See the NOTICE file
+// distributed with this work for additional information
+// regarding copyright ownership.  The ASF licenses this file
+// to you under the Apache License, Version 2.0 (the
+// "License"); you may not use this file except in compliance
+// with the License.  You may obtain a copy of the License at
+//
+//   http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing,
+// software distributed under the License is distributed on an
+// "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+// KIND, either express or implied.  See the License for the
+// specific language governing permissions and limitations
+// under the License.
+
+//! Which query level a name belongs to.
+//!
+//! SQL reads a name in the innermost query level that has it:
+//!
+//! - An unqualified `c` is a column of the innermost level with a column
+//!   `c`. If that level has two, the name is ambiguous there, unless a
+//!   `USING` or `NATURAL` join merged them ([`crate::merged_columns`]); it
+//!   is never a column of a level further out.
+//! - A qualified `x.c` is a column of the innermost level with a `FROM`
+//!   item named `x`. If that item has no column `c`, there is no such
+//!   column; it is never the `x.c` of a level further out.
+//! - Two `FROM` items of one level never share a name: `FROM t x, u x` is
+//!   refused, as PostgreSQL refuses it ("table name specified more than
+//!   once"), rather than letting `x.c` mean whichever item has a `c`.
+//!
+//! DataFusion's planner looked outwards whenever the level being planned had
+//! no *unambiguous* match, so a name that a subquery's own join made
+//! ambiguous (`SELECT f1 FROM s b JOIN s c USING (f1)`, inside a query over
+//! another `s`) read the outer query's column, and `x.c` read an outer `x`
+//! whose name the subquery's own `x` hides. Both answered without an error.
+//! The identifier planner ([`crate::expr::identifier`]) asks this module
+//! first, and goes on as before where it has nothing to say.
+
+use std::sync::Arc;
+
+use datafusion_common::tree_node::{Transformed, TreeNode};
+use datafusion_common::{
+    Column, DFSchema, Result, SchemaError, TableReference, plan_err, schema_err,
+};
+use datafusion_expr::Expr;
+
+use crate::planner::PlannerContext;
+
+/// What one query level has for an unqualified name.
+enum Found {
+    /// Exactly one column (or one unqualified among several).
+    One(Expr),
+    /// The column a `USING` join merged, read as its value.
+    Merged(Expr),
+    /// No column of that name.
+    None,
+}
+
+/// The column an unqualified `name` reads, where it is not the one column
+/// of that name of `schema`, the level being planned: the value of a merged
+/// column of this level, or a column of the innermost outer level that has
+/// the name. An error if the innermost level with the name has several.
+/// `None` where no level has it, or this level has exactly one: the caller
+/// plans those as it always did.
+pub(crate) fn unqualified_name(
+    name: &str,
+    schema: &DFSchema,
+    planner_context: &PlannerContext,
+) -> Result<Option<Expr>> {
+    match in_level(name, schema, planner_context)? {
+        Found::One(_) => return Ok(None),
+        Found::Merged(value) => return Ok(Some(value)),
+        Found::None => {}
+    }
+    for outer in planner_context.outer_schemas_iter() {
+        match in_level(name, outer, planner_context)? {
+            Found::One(column) | Found::Merged(column) => {
+                return as_outer_reference(column, outer).map(Some);
+            }
+            Found::None => {}
+        }
+    }
+    Ok(None)
+}
+
+/// The column a qualified `qualifier.name` reads, where `schema`, the level
+/// being planned, has no such column: none, if this level has a `FROM` item
+/// named `qualifier` (the planner then reports the missing column), or the
+/// column of the innermost outer level with such an item. `None` where no
+/// level has an item of that name: the caller goes on as it always did
+/// (the name may be a field of a struct column).
+pub(crate) fn qualified_name(
+    ids: &[String],
+    schema: &DFSchema,
+    planner_context: &PlannerContext,
+) -> Result<Option<Expr>> {
+    let [qualifier, name] = ids else {
+        return Ok(None);
+    };
+    let qualifier = TableReference::bare(qualifier.as_str());
+    let not_found = || Expr::Column(Column::new(Some(qualifier.clone()), name));
+    if has_item(schema, &qualifier) {
+        return Ok(Some(not_found()));
+    }
+    for outer in planner_context.outer_schemas_iter() {
+        if let Ok((found_qualifier, field)) =
+            outer.qualified_field_with_name(Some(&qualifier), name)
+        {
+            return Ok(Some(Expr::OuterReferenceColumn(
+                Arc::clone(field),
+                Column::from((found_qualifier, field)),
+            )));
+        }
+        if has_item(outer, &qualifier) {
+            return Ok(Some(not_found()));
+        }
+    }
+    Ok(None)
+}
+
+/// Refuses to join `left` and `right`, two `FROM` items of one level, when
+/// they share a name: a qualified column could then read either.
+pub(crate) fn check_distinct_items(left: &DFSchema, right: &DFSchema) -> Result<()> {
+    for (qualifier, _) in right.iter() {
+        if let Some(qualifier) = qualifier
+            && has_item(left, qualifier)
+        {
+            return plan_err!(
+                "table name \"{}\" specified more than once",
+                qualifier.table()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What the level `schema` has for the unqualified `name`.
+fn in_level(
+    name: &str,
+    schema: &DFSchema,
+    planner_context: &PlannerContext,
+) -> Result<Found> {
+    if let Ok((qualifier, field)) = schema.qualified_field_with_unqualified_name(name) {
+        return Ok(Found::One(Expr::Column(Column::from((qualifier, field)))));
+    }
+    let columns = schema.columns_with_unqualified_name(name);
+    if columns.is_empty() {
+        return Ok(Found::None);
+    }
+    match planner_context.merged_columns().value_of(name, &columns) {
+        Some(value) => Ok(Found::Merged(value)),
+        None => schema_err!(SchemaError::AmbiguousReference {
+            field: Box::new(Column::new_unqualified(name)),
+        }),
+    }
+}
+
+/// Whether the level `schema` has a `FROM` item named `qualifier`.
+fn has_item(schema: &DFSchema, qualifier: &TableReference) -> bool {
+    schema
+        .iter()
+        .any(|(q, _)| q.is_some_and(|q| q.resolved_eq(qualifier)))
+}
+
+/// `expr`, the columns of the outer level `outer`, as a subquery reads them.
+fn as_outer_reference(expr: Expr, outer: &DFSchema) -> Result<Expr> {
+    expr.transform(|e| match e {
+        Expr::Column(column) => {
+            let (_, field) = outer.qualified_field_from_column(&column)?;
+            Ok(Transformed::yes(Expr::OuterReferenceColumn(
+                Arc::clone(field),
+                column,
+            )))
+        }
+        other => Ok(Transformed::no(other)),
+    })
+    .map(|transformed| transformed.data)
+}
