@@ -48,9 +48,9 @@
 
 use std::sync::Arc;
 
-use datafusion_common::tree_node::Transformed;
-use datafusion_common::{Column, Result, internal_err};
-use datafusion_expr::logical_plan::{DmlStatement, Projection, WriteOp};
+use datafusion_common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion_common::{Column, Result, TableReference, internal_err};
+use datafusion_expr::logical_plan::{DmlStatement, Projection, SubqueryAlias, WriteOp};
 use datafusion_expr::{Expr, LogicalPlan};
 
 use crate::optimizer::ApplyOrder;
@@ -97,7 +97,9 @@ impl OptimizerRule for UpdateOldValues {
                 );
             }
         };
-        let Some(old_values) = old_values(&projection, &dml.target.schema())? else {
+        let Some(old_values) =
+            old_values(&projection, &dml.table_name, &dml.target.schema())?
+        else {
             let input = Arc::new(LogicalPlan::Projection(projection));
             return Ok(Transformed::no(LogicalPlan::Dml(DmlStatement {
                 input,
@@ -122,28 +124,64 @@ impl OptimizerRule for UpdateOldValues {
     }
 }
 
-/// The old value of each column of `target`, read below `projection` (the
-/// target's columns under the table's name or its alias), each under a
-/// name no column of the target has. `None` where a column is not found
-/// exactly once (an input that is not the target alone).
+/// The old value of each column of `target`, the table `table_name`, read
+/// below `projection` (the target's columns under the table's name or its
+/// alias), each under a name no column of the target has. `None` where a
+/// column is not found.
+///
+/// Below the projection the target may be joined with the tables of an
+/// `UPDATE ... FROM`, which can have columns of the same names: the old
+/// values are then the columns of the target's own scan. The SQL planner
+/// puts the target first, so where the `FROM` scans the same table again
+/// (under another alias) the target's scan is the leftmost.
 fn old_values(
     projection: &Projection,
+    table_name: &TableReference,
     target: &arrow::datatypes::Schema,
 ) -> Result<Option<Vec<Expr>>> {
     let below = projection.input.schema();
+    let Some(qualifier) = target_qualifier(&projection.input, table_name)? else {
+        return Ok(None);
+    };
     let prefix = old_value_prefix(target);
     let mut old_values = Vec::with_capacity(target.fields().len());
     for (index, field) in target.fields().iter().enumerate() {
-        let mut found = below
-            .iter()
-            .filter(|(_, below_field)| below_field.name() == field.name());
-        let (Some((qualifier, _)), None) = (found.next(), found.next()) else {
+        let column = Column::new(Some(qualifier.clone()), field.name());
+        if !below.has_column(&column) {
             return Ok(None);
-        };
-        let column = Column::new(qualifier.cloned(), field.name());
+        }
         old_values.push(Expr::Column(column).alias(format!("{prefix}{index}")));
     }
     Ok(Some(old_values))
+}
+
+/// The name the leftmost scan of `table_name` in `plan` goes by: its alias,
+/// or the table's name.
+fn target_qualifier(
+    plan: &LogicalPlan,
+    table_name: &TableReference,
+) -> Result<Option<TableReference>> {
+    let mut qualifier = None;
+    plan.apply(|node| {
+        qualifier = match node {
+            LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. })
+                if matches!(input.as_ref(), LogicalPlan::TableScan(scan)
+                    if scan.table_name.resolved_eq(table_name)) =>
+            {
+                Some(alias.clone())
+            }
+            LogicalPlan::TableScan(scan) if scan.table_name.resolved_eq(table_name) => {
+                Some(scan.table_name.clone())
+            }
+            _ => None,
+        };
+        Ok(if qualifier.is_some() {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    })?;
+    Ok(qualifier)
 }
 
 /// `__old_value_`, lengthened until no column of `target` starts with it.
@@ -162,7 +200,6 @@ fn old_value_prefix(target: &arrow::datatypes::Schema) -> String {
 #[cfg(test)]
 mod tests {
     use arrow::datatypes::{DataType, Field, Schema};
-    use datafusion_common::TableReference;
     use datafusion_expr::logical_plan::builder::LogicalTableSource;
     use datafusion_expr::{LogicalPlanBuilder, col, lit, table_scan};
 
@@ -238,6 +275,47 @@ mod tests {
           Projection: x.id AS id, x.v AS v, x.id AS __old_value_0, x.v AS __old_value_1
             SubqueryAlias: x
               TableScan: t
+        ")
+    }
+
+    #[test]
+    fn reads_the_old_values_of_the_target_not_of_the_from() -> Result<()> {
+        // UPDATE t SET v = d.v FROM d WHERE d.id = t.id: d has t's names
+        let d = table_scan(Some("d"), &schema(&["id", "v"]), None)?.build()?;
+        let plan = dml(WriteOp::Update, &["id", "v"], |scan| {
+            scan.cross_join(d)?
+                .filter(col("d.id").eq(col("t.id")))?
+                .project([col("t.id").alias("id"), col("d.v").alias("v")])
+        })?;
+        assert_optimized_plan_equal!(plan, @r"
+        Dml: op=[Update] table=[t]
+          Projection: t.id AS id, d.v AS v, t.id AS __old_value_0, t.v AS __old_value_1
+            Filter: d.id = t.id
+              Cross Join:
+                TableScan: t
+                TableScan: d
+        ")
+    }
+
+    #[test]
+    fn reads_the_leftmost_scan_where_the_from_scans_the_target_again() -> Result<()> {
+        // UPDATE t SET v = t2.v FROM t AS t2 WHERE t2.id = t.id + 1
+        let again = table_scan(Some("t"), &schema(&["id", "v"]), None)?
+            .alias("t2")?
+            .build()?;
+        let plan = dml(WriteOp::Update, &["id", "v"], |scan| {
+            scan.cross_join(again)?
+                .filter(col("t2.id").eq(col("t.id") + lit(1)))?
+                .project([col("t.id").alias("id"), col("t2.v").alias("v")])
+        })?;
+        assert_optimized_plan_equal!(plan, @r"
+        Dml: op=[Update] table=[t]
+          Projection: t.id AS id, t2.v AS v, t.id AS __old_value_0, t.v AS __old_value_1
+            Filter: t2.id = t.id + Int32(1)
+              Cross Join:
+                TableScan: t
+                SubqueryAlias: t2
+                  TableScan: t
         ")
     }
 

@@ -62,7 +62,7 @@ use datafusion_common::{
     Result, TableReference, internal_err, not_impl_datafusion_err, not_impl_err, plan_err,
 };
 use datafusion_expr::logical_plan::{Filter, Projection, SubqueryAlias, TableScan};
-use datafusion_expr::{Expr, LogicalPlan, WriteOp, cast};
+use datafusion_expr::{Expr, JoinType, LogicalPlan, WriteOp, cast};
 use datafusion_physical_plan::ExecutionPlan;
 use datafusion_session::Session;
 
@@ -89,6 +89,10 @@ pub(crate) enum Changes {
         /// `LIMIT`, a volatile function): the rows found are then checked
         /// against the table.
         may_choose: bool,
+        /// Whether the plan may yield a row of the table more than once (an
+        /// `UPDATE ... FROM` whose `FROM` has two rows that match it): the
+        /// rows found are then counted against the table.
+        may_repeat: bool,
     },
 }
 
@@ -157,6 +161,8 @@ fn delete_changes(
             new: vec![],
         },
         may_choose: may_choose_among_equal_rows(input)?,
+        // A row deleted twice is deleted
+        may_repeat: false,
     })
 }
 
@@ -177,8 +183,8 @@ fn update_changes(
             return update_as_written(input, table, table_name);
         }
         return not_impl_err!(
-            "UPDATE on table '{table_name}' with a subquery, with the optimizer \
-             off (datafusion.optimizer.max_passes = 0)"
+            "UPDATE on table '{table_name}' with a subquery or a FROM, with the \
+             optimizer off (datafusion.optimizer.max_passes = 0)"
         );
     }
     if input_width != 2 * width {
@@ -216,6 +222,7 @@ fn update_changes(
                 .collect(),
         },
         may_choose: may_choose_among_equal_rows(input)?,
+        may_repeat: may_repeat_rows(input)?,
     })
 }
 
@@ -261,6 +268,24 @@ fn may_choose_among_equal_rows(plan: &LogicalPlan) -> Result<bool> {
         Ok(stop_when(chooses))
     })?;
     Ok(chooses)
+}
+
+/// Whether `plan` may yield a row of its input more than once: it joins
+/// rows to several others (the `FROM` of an `UPDATE`). The joins a
+/// subquery becomes (semi, anti, single, mark joins, and outer joins to an
+/// aggregate by the join key) yield each row at most once, but telling an
+/// outer join of a subquery from one of the `FROM` is not worth the
+/// risk: any inner or outer join makes the rows found counted.
+fn may_repeat_rows(plan: &LogicalPlan) -> Result<bool> {
+    let mut repeats = false;
+    plan.apply(|node| {
+        repeats = matches!(node, LogicalPlan::Join(join) if matches!(
+            join.join_type,
+            JoinType::Inner | JoinType::Left | JoinType::Right | JoinType::Full
+        ));
+        Ok(stop_when(repeats))
+    })?;
+    Ok(repeats)
 }
 
 /// The `UPDATE` whose input `as_written` is the SQL planner's projection of

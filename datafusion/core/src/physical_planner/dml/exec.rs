@@ -119,6 +119,7 @@ impl DmlExec {
                 rows,
                 layout,
                 may_choose,
+                may_repeat,
             } => {
                 let target_rows = TargetRows::find(
                     rows,
@@ -128,9 +129,14 @@ impl DmlExec {
                     &context,
                 )
                 .await?;
-                if may_choose {
+                if may_choose || may_repeat {
                     target_rows
-                        .check_against_table(&provider, session.as_ref(), &context)
+                        .check_against_table(
+                            &provider,
+                            session.as_ref(),
+                            &context,
+                            may_choose,
+                        )
                         .await?;
                 }
                 let target_rows = Arc::new(target_rows);
@@ -232,13 +238,17 @@ impl ExecutionPlan for DmlExec {
             (Changes::AsWritten { .. }, []) => self.changes.clone(),
             (
                 Changes::ByValue {
-                    layout, may_choose, ..
+                    layout,
+                    may_choose,
+                    may_repeat,
+                    ..
                 },
                 [rows],
             ) => Changes::ByValue {
                 rows: Arc::clone(rows),
                 layout: layout.clone(),
                 may_choose: *may_choose,
+                may_repeat: *may_repeat,
             },
             _ => {
                 return internal_err!(

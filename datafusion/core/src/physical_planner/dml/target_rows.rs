@@ -33,6 +33,7 @@ use arrow::array::{ArrayRef, BooleanArray, UInt32Array};
 use arrow::compute::{CastOptions, cast_with_options, concat, take};
 use arrow::datatypes::{DataType, SchemaRef};
 use arrow::row::{RowConverter, Rows, SortField};
+use arrow::util::display::array_value_to_string;
 use datafusion_catalog::TableProvider;
 use datafusion_common::{
     Column, HashMap, Result, TableReference, exec_datafusion_err, exec_err, internal_err,
@@ -149,8 +150,9 @@ impl TargetRows {
                         };
                         if earlier_new != batch_new_rows.row(offset) {
                             return exec_err!(
-                                "UPDATE on table '{table_name}' would give one row \
-                                 two different new values"
+                                "UPDATE on table '{table_name}' would give the row {} \
+                                 two different new values",
+                                row_text(&converter, row.as_ref())?
                             );
                         }
                     }
@@ -206,14 +208,18 @@ impl TargetRows {
         })
     }
 
-    /// Checks that every row of the table whose values are among those
-    /// found was found: a `LIMIT` or a volatile function that kept some
-    /// rows of a value and dropped others would otherwise change them all.
+    /// Checks the rows found against the table: that no row was found more
+    /// often than the table holds it (a join matched it twice, and which
+    /// match gives its new values is not defined), and, where the plan
+    /// `may_choose`, that every row whose values are among those found was
+    /// found (a `LIMIT` or a volatile function that kept some rows of a
+    /// value and dropped others would otherwise change them all).
     pub(crate) async fn check_against_table(
         &self,
         provider: &Arc<dyn TableProvider>,
         session: &dyn Session,
         context: &Arc<TaskContext>,
+        may_choose: bool,
     ) -> Result<()> {
         let scan = provider.scan(session, None, &[], None).await?;
         let mut in_table: HashMap<&[u8], u32> = HashMap::new();
@@ -228,7 +234,16 @@ impl TargetRows {
         }
         for (key, (_, found)) in &self.found {
             let in_table = in_table.get(key.as_ref()).copied().unwrap_or(0);
-            if in_table != *found {
+            if *found > in_table {
+                return exec_err!(
+                    "UPDATE on table '{}' matches the row {} with {} rows of its FROM: \
+                     which one gives its new values is not defined, and no row changed",
+                    self.table_name,
+                    row_text(&self.converter, key)?,
+                    found / in_table.max(1)
+                );
+            }
+            if may_choose && in_table != *found {
                 return exec_err!(
                     "Cannot tell apart the rows to change in table '{}': {found} of \
                      {in_table} rows with equal values were chosen (by a LIMIT or a \
@@ -356,4 +371,16 @@ impl ScalarUDFImpl for TargetRowUdf {
         };
         Ok(ColumnarValue::Array(result))
     }
+}
+
+/// The values of `row`, a row of the table in `converter`'s row format, as
+/// an error shows them: `(1, NULL, x)`.
+fn row_text(converter: &RowConverter, row: &[u8]) -> Result<String> {
+    let parser = converter.parser();
+    let columns = converter.convert_rows([parser.parse(row)])?;
+    let values = columns
+        .iter()
+        .map(|column| array_value_to_string(column, 0))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(format!("({})", values.join(", ")))
 }
