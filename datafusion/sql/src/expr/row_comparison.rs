@@ -1,0 +1,233 @@
+// Licensed to the Apache Software Foundation (ASF) under one
+// or more contributor license agreements.  See the NOTICE file
+// distributed with this work for additional information
+// regarding copyright ownership.  The ASF licenses this file
+// to you under the Apache License, Version 2.0 (the
+// "License"); you may not use this file except in compliance
+// with the License.  You may obtain a copy of the License at
+//
+//   http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing,
+// software distributed under the License is distributed on an
+// "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY
+// KIND, either express or implied.  See the License for the
+// specific language governing permissions and limitations
+// under the License.
+
+//! Two rows compared: `(a, b) = (c, d)`, `<>`, `<`, `<=`, `>`, `>=`.
+//!
+//! SQL compares rows pair by pair, left to right, in three-valued logic:
+//! two rows are equal when every pair is (`a = c AND b = d`), and `(a, b) <
+//! (c, d)` is decided by the first pair that is not equal, NULL if that
+//! pair holds a NULL. DataFusion planned a row as a struct, and structs
+//! compare as values where NULL is a value: `(1, NULL) = (1, 2)` was false
+//! and `(1, NULL) < (1, 2)` true, where SQL (and PostgreSQL) says NULL, so
+//! `NOT ((k, v) = (1, 2))` kept rows it must not. A comparison of two rows
+//! written as rows is planned here as what SQL defines it to be:
+//!
+//! ```text
+//! (a1, ..., an) =  (b1, ..., bn)   a1 = b1 AND ... AND an = bn
+//! (a1, ..., an) <> (b1, ..., bn)   a1 <> b1 OR ... OR an <> bn
+//! (a1, ..., an) <  (b1, ..., bn)   a1 < b1 OR (a1 = b1 AND (a2 < b2 OR (... an < bn)))
+//! ```
+//!
+//! with `<=` as `<` but for the last pair, and `>`, `>=` alike. A row in a
+//! list of rows, `(a, b) IN ((1, 2), (3, 4))`, is the `OR` of its equality
+//! with each (and `NOT IN` its negation), which struct semantics also got
+//! wrong where a value is NULL. A struct value compared with a struct
+//! (`struct(a, b) = s`) keeps its struct semantics.
+
+use datafusion_common::{DFSchema, Result, internal_err, plan_err};
+use datafusion_expr::{Expr, Operator, and, binary_expr, lit, or};
+use sqlparser::ast::{BinaryOperator, Expr as SQLExpr};
+
+use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
+
+/// Whether `left op right` compares two rows written as rows.
+pub(super) fn is_row_comparison(
+    left: &SQLExpr,
+    op: &BinaryOperator,
+    right: &SQLExpr,
+) -> bool {
+    // Rows of different lengths are left to the struct comparison, which
+    // reports them as upstream does
+    matches!((left, right), (SQLExpr::Tuple(left), SQLExpr::Tuple(right))
+        if !left.is_empty() && left.len() == right.len())
+        && comparison(op).is_some()
+}
+
+/// Whether `expr IN (list)` looks for a row written as a row among rows
+/// written as rows.
+pub(super) fn is_row_in_list(expr: &SQLExpr, list: &[SQLExpr]) -> bool {
+    let SQLExpr::Tuple(row) = expr else {
+        return false;
+    };
+    !row.is_empty()
+        && !list.is_empty()
+        && list.iter().all(
+            |other| matches!(other, SQLExpr::Tuple(other) if other.len() == row.len()),
+        )
+}
+
+/// The comparison `op` is, if it is one.
+fn comparison(op: &BinaryOperator) -> Option<Operator> {
+    Some(match op {
+        BinaryOperator::Eq => Operator::Eq,
+        BinaryOperator::NotEq => Operator::NotEq,
+        BinaryOperator::Lt => Operator::Lt,
+        BinaryOperator::LtEq => Operator::LtEq,
+        BinaryOperator::Gt => Operator::Gt,
+        BinaryOperator::GtEq => Operator::GtEq,
+        _ => return None,
+    })
+}
+
+impl<S: ContextProvider> SqlToRel<'_, S> {
+    /// `left op right`, two rows compared (see [`is_row_comparison`]).
+    pub(super) fn plan_row_comparison(
+        &self,
+        left: SQLExpr,
+        op: BinaryOperator,
+        right: SQLExpr,
+        schema: &DFSchema,
+        planner_context: &mut PlannerContext,
+    ) -> Result<Expr> {
+        let (SQLExpr::Tuple(left), SQLExpr::Tuple(right), Some(operator)) =
+            (left, right, comparison(&op))
+        else {
+            return plan_err!("{op} does not compare two rows");
+        };
+        if left.is_empty() || left.len() != right.len() {
+            return plan_err!(
+                "{op} compares a row of {} values with a row of {}",
+                left.len(),
+                right.len()
+            );
+        }
+        let mut pairs = Vec::with_capacity(left.len());
+        for (left, right) in left.into_iter().zip(right) {
+            pairs.push((
+                self.sql_expr_to_logical_expr(left, schema, planner_context)?,
+                self.sql_expr_to_logical_expr(right, schema, planner_context)?,
+            ));
+        }
+        compare_rows(pairs, operator)
+    }
+}
+
+impl<S: ContextProvider> SqlToRel<'_, S> {
+    /// `row [NOT] IN (rows)` (see [`is_row_in_list`]).
+    pub(super) fn plan_row_in_list(
+        &self,
+        row: SQLExpr,
+        list: Vec<SQLExpr>,
+        negated: bool,
+        schema: &DFSchema,
+        planner_context: &mut PlannerContext,
+    ) -> Result<Expr> {
+        let mut equal_to_any = None;
+        for other in list {
+            let equal = self.plan_row_comparison(
+                row.clone(),
+                BinaryOperator::Eq,
+                other,
+                schema,
+                planner_context,
+            )?;
+            equal_to_any = Some(match equal_to_any {
+                None => equal,
+                Some(so_far) => or(so_far, equal),
+            });
+        }
+        let Some(equal_to_any) = equal_to_any else {
+            return plan_err!("IN compares a row with an empty list");
+        };
+        Ok(if negated {
+            datafusion_expr::not(equal_to_any)
+        } else {
+            equal_to_any
+        })
+    }
+}
+
+/// The rows of `pairs` compared by `operator`, as SQL defines it.
+fn compare_rows(mut pairs: Vec<(Expr, Expr)>, operator: Operator) -> Result<Expr> {
+    let compare =
+        |(left, right): (Expr, Expr), operator| binary_expr(left, operator, right);
+    let Some(last) = pairs.pop() else {
+        return internal_err!("a row compared with a row of no values");
+    };
+    Ok(match operator {
+        Operator::Eq => pairs
+            .into_iter()
+            .chain([last])
+            .map(|pair| compare(pair, Operator::Eq))
+            .reduce(and)
+            .unwrap_or_else(|| lit(true)),
+        Operator::NotEq => pairs
+            .into_iter()
+            .chain([last])
+            .map(|pair| compare(pair, Operator::NotEq))
+            .reduce(or)
+            .unwrap_or_else(|| lit(false)),
+        ordering => {
+            // The last pair decides with the operator itself (`<=` holds
+            // for equal rows); each one before it with its strict form,
+            // or by being equal and leaving it to the pairs after it
+            let strict = match ordering {
+                Operator::LtEq => Operator::Lt,
+                Operator::GtEq => Operator::Gt,
+                other => other,
+            };
+            let mut decided = compare(last, ordering);
+            while let Some(pair) = pairs.pop() {
+                let before = compare(pair.clone(), strict);
+                let equal = compare(pair, Operator::Eq);
+                decided = or(before, and(equal, decided));
+            }
+            decided
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion_expr::col;
+
+    use super::*;
+
+    fn pairs() -> Vec<(Expr, Expr)> {
+        vec![(col("a"), lit(1)), (col("b"), lit(2))]
+    }
+
+    #[test]
+    fn equal_rows_are_equal_pairs() {
+        assert_eq!(
+            compare_rows(pairs(), Operator::Eq).unwrap().to_string(),
+            "a = Int32(1) AND b = Int32(2)"
+        );
+        assert_eq!(
+            compare_rows(pairs(), Operator::NotEq).unwrap().to_string(),
+            "a != Int32(1) OR b != Int32(2)"
+        );
+    }
+
+    #[test]
+    fn ordered_rows_are_decided_by_the_first_unequal_pair() {
+        assert_eq!(
+            compare_rows(pairs(), Operator::Lt).unwrap().to_string(),
+            "a < Int32(1) OR a = Int32(1) AND b < Int32(2)"
+        );
+        assert_eq!(
+            compare_rows(pairs(), Operator::GtEq).unwrap().to_string(),
+            "a > Int32(1) OR a = Int32(1) AND b >= Int32(2)"
+        );
+        assert_eq!(
+            compare_rows(vec![(col("a"), lit(1))], Operator::LtEq)
+                .unwrap()
+                .to_string(),
+            "a <= Int32(1)"
+        );
+    }
+}
