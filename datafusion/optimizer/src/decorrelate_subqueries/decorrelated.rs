@@ -74,14 +74,21 @@ pub(super) struct Decorrelated {
     pub(super) non_null_tags: bool,
 }
 
-/// `body` tagged with the outer values of `input` it reads, and those outer
-/// columns.
+/// `body` tagged with the outer values it reads of `outer_rows`, and those
+/// outer columns.
+///
+/// `outer_rows` is the input of the operator the subquery is in, before any
+/// other subquery of that operator was joined to it: the outer columns are
+/// its columns, and the joins of the other subqueries add no values of
+/// them. Taking the domain from the input with those joins made each
+/// subquery's plan hold the plans of all joined before it, doubling the
+/// plan with each subquery of one expression.
 pub(super) fn tag_body(
     body: &LogicalPlan,
-    input: &LogicalPlan,
+    outer_rows: &LogicalPlan,
     alias_generator: &AliasGenerator,
 ) -> Result<(Tagged, Vec<Column>)> {
-    let outer = correlated_in_plan(body, input)?;
+    let outer = correlated_in_plan(body, outer_rows)?;
     let tagged = if outer.is_empty() {
         Tagged {
             plan: body.clone(),
@@ -90,19 +97,20 @@ pub(super) fn tag_body(
             non_null_tags: true,
         }
     } else {
-        let domain = Domain::new(input, outer.clone(), alias_generator)?;
+        let domain = Domain::new(outer_rows, outer.clone(), alias_generator)?;
         DependentJoin::new(&domain, alias_generator).push(body)?
     };
     Ok((tagged, outer))
 }
 
 impl Decorrelated {
+    /// See [`tag_body`] for `outer_rows`.
     pub(super) fn new(
         body: &LogicalPlan,
-        input: &LogicalPlan,
+        outer_rows: &LogicalPlan,
         alias_generator: &AliasGenerator,
     ) -> Result<Self> {
-        let (tagged, outer) = tag_body(body, input, alias_generator)?;
+        let (tagged, outer) = tag_body(body, outer_rows, alias_generator)?;
         Self::aliased(tagged, outer, alias_generator)
     }
 

@@ -28,11 +28,12 @@ use super::decorrelated::{Decorrelated, Split, split_top};
 pub(super) fn join_exists(
     subquery: &Subquery,
     input: &LogicalPlan,
+    outer_rows: &LogicalPlan,
     alias_generator: &AliasGenerator,
 ) -> Result<(LogicalPlan, Expr)> {
     // Projections do not change whether a row exists
     let Split { body, .. } = split_top(&subquery.subquery);
-    let decorrelated = Decorrelated::new(body, input, alias_generator)?;
+    let decorrelated = Decorrelated::new(body, outer_rows, alias_generator)?;
     let mark = decorrelated.mark();
     let joined = decorrelated.join(input, JoinType::LeftMark, None)?;
     Ok((joined, mark))

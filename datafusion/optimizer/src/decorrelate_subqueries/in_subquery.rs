@@ -29,12 +29,14 @@ use datafusion_functions_aggregate::count::count;
 use super::decorrelated::Decorrelated;
 use crate::dependent_join::Tagged;
 
-/// `needle IN (subquery)` joined to `input`; with `null_answers` false, a
+/// `needle IN (subquery)` joined to `input`, its outer values those of
+/// `outer_rows` (see `decorrelated::tag_body`); with `null_answers` false, a
 /// NULL answer may read as false.
 pub(super) fn join_in(
     needle: &Expr,
     subquery: &Subquery,
     input: &LogicalPlan,
+    outer_rows: &LogicalPlan,
     null_answers: bool,
     alias_generator: &AliasGenerator,
 ) -> Result<(LogicalPlan, Expr)> {
@@ -42,7 +44,7 @@ pub(super) fn join_in(
     let Some(value_column) = plan.schema().columns().into_iter().next() else {
         return internal_err!("An IN subquery without columns");
     };
-    let decorrelated = Decorrelated::new(plan, input, alias_generator)?;
+    let decorrelated = Decorrelated::new(plan, outer_rows, alias_generator)?;
     let value = decorrelated.column(&value_column)?;
     let needle_nullable = needle.nullable(input.schema())?;
     let value_nullable = plan.schema().field(0).is_nullable();

@@ -374,10 +374,15 @@ fn rewrite_node(
                         expr: needle,
                         subquery,
                         negated: false,
-                    }) if conjunct_ins.contains(&expr) => {
-                        join_in(needle, subquery, &input, false, alias_generator)?
-                    }
-                    _ => join_subquery(&expr, &input, alias_generator)?,
+                    }) if conjunct_ins.contains(&expr) => join_in(
+                        needle,
+                        subquery,
+                        &input,
+                        &original_input,
+                        false,
+                        alias_generator,
+                    )?,
+                    _ => join_subquery(&expr, &input, &original_input, alias_generator)?,
                 };
                 input = joined;
                 Ok(Transformed::yes(value))
@@ -462,18 +467,22 @@ fn keep_name(expr: Expr, name: &Column) -> Expr {
 }
 
 /// Joins the subquery `expr` (a scalar subquery, `EXISTS` or `IN`) to
-/// `input`, and returns the join and the expression that reads its value.
+/// `input`, its outer values those of `outer_rows` (the operator's input
+/// before any of its subqueries was joined), and returns the join and the
+/// expression that reads its value.
 fn join_subquery(
     expr: &Expr,
     input: &LogicalPlan,
+    outer_rows: &LogicalPlan,
     alias_generator: &AliasGenerator,
 ) -> Result<(LogicalPlan, Expr)> {
     match expr {
         Expr::ScalarSubquery(subquery) => {
-            join_scalar_subquery(subquery, input, alias_generator)
+            join_scalar_subquery(subquery, input, outer_rows, alias_generator)
         }
         Expr::Exists(Exists { subquery, negated }) => {
-            let (joined, mark) = join_exists(subquery, input, alias_generator)?;
+            let (joined, mark) =
+                join_exists(subquery, input, outer_rows, alias_generator)?;
             Ok((joined, if *negated { !mark } else { mark }))
         }
         Expr::InSubquery(InSubquery {
@@ -481,7 +490,8 @@ fn join_subquery(
             subquery,
             negated,
         }) => {
-            let (joined, found) = join_in(expr, subquery, input, true, alias_generator)?;
+            let (joined, found) =
+                join_in(expr, subquery, input, outer_rows, true, alias_generator)?;
             Ok((joined, if *negated { !found } else { found }))
         }
         other => internal_err!("Not a subquery to join: {other}"),
@@ -577,6 +587,51 @@ mod tests {
         })?;
         assert!(!scan_filters_read_outer, "{}", optimized.display_indent());
         assert!(!optimized.contains_outer_reference());
+        Ok(())
+    }
+
+    /// `o WHERE EXISTS (s WHERE s.k > o.k) OR EXISTS (t WHERE t.k > o.k)`:
+    /// the second subquery's domain is the distinct `o.k` of `o`, not of the
+    /// first subquery's join (which made the plan double with each
+    /// subquery of one expression).
+    #[test]
+    fn each_subquery_takes_its_domain_from_the_operator_input() -> Result<()> {
+        let above = |table_name: &str| -> Result<Arc<LogicalPlan>> {
+            Ok(Arc::new(
+                table(table_name)?
+                    .filter(col(format!("{table_name}.k")).gt(outer("k")))?
+                    .project([lit(1)])?
+                    .build()?,
+            ))
+        };
+        let plan = table("o")?
+            .filter(exists(above("s")?).or(exists(above("t")?)))?
+            .build()?;
+        insta::assert_snapshot!(decorrelated(plan)?, @r"
+            Projection: o.k, o.v
+              Filter: __subquery_3.mark OR __subquery_6.mark
+                LeftMark Join: o.k = __subquery_6.__subquery_6_2
+                  LeftMark Join: o.k = __subquery_3.__subquery_3_2
+                    TableScan: o
+                    SubqueryAlias: __subquery_3
+                      Projection: s.k AS __subquery_3_0, s.v AS __subquery_3_1, __domain_instance_2.__domain_1_0 AS __subquery_3_2
+                        Filter: s.k > __domain_instance_2.__domain_1_0
+                          Cross Join:
+                            TableScan: s
+                            SubqueryAlias: __domain_instance_2
+                              Aggregate: groupBy=[[__domain_1_0]], aggr=[[]]
+                                Projection: o.k AS __domain_1_0
+                                  TableScan: o
+                  SubqueryAlias: __subquery_6
+                    Projection: t.k AS __subquery_6_0, t.v AS __subquery_6_1, __domain_instance_5.__domain_4_0 AS __subquery_6_2
+                      Filter: t.k > __domain_instance_5.__domain_4_0
+                        Cross Join:
+                          TableScan: t
+                          SubqueryAlias: __domain_instance_5
+                            Aggregate: groupBy=[[__domain_4_0]], aggr=[[]]
+                              Projection: o.k AS __domain_4_0
+                                TableScan: o
+            ");
         Ok(())
     }
 

@@ -43,6 +43,7 @@ use crate::dependent_join::{DependentJoin, Domain, Tagged};
 pub(super) fn join_scalar_subquery(
     subquery: &Subquery,
     input: &LogicalPlan,
+    outer_rows: &LogicalPlan,
     alias_generator: &AliasGenerator,
 ) -> Result<(LogicalPlan, Expr)> {
     let Split { top, body } = split_top(&subquery.subquery);
@@ -56,13 +57,13 @@ pub(super) fn join_scalar_subquery(
         && aggregate.group_expr.is_empty()
     {
         let (decorrelated, values) =
-            decorrelate_scalar_aggregate(aggregate, input, alias_generator)?;
+            decorrelate_scalar_aggregate(aggregate, outer_rows, alias_generator)?;
         let joined = decorrelated.join(input, JoinType::Left, None)?;
         let value = evaluate_top(&top, values, &input_columns)?;
         return Ok((joined, value));
     }
 
-    let (mut tagged, outer) = tag_body(body, input, alias_generator)?;
+    let (mut tagged, outer) = tag_body(body, outer_rows, alias_generator)?;
     // A column that is never NULL where a row matched
     let matched = Column::new_unqualified(alias_generator.next("__matched"));
     tagged.plan = LogicalPlanBuilder::from(tagged.plan.clone())
@@ -111,11 +112,12 @@ pub(super) fn join_scalar_subquery(
 /// empty input where no group matched.
 fn decorrelate_scalar_aggregate(
     aggregate: &Aggregate,
-    input: &LogicalPlan,
+    outer_rows: &LogicalPlan,
     alias_generator: &AliasGenerator,
 ) -> Result<(Decorrelated, Vec<(Column, Expr)>)> {
     refuse_outer_aggregates(aggregate)?;
-    let outer = correlated_in_plan(&LogicalPlan::Aggregate(aggregate.clone()), input)?;
+    let outer =
+        correlated_in_plan(&LogicalPlan::Aggregate(aggregate.clone()), outer_rows)?;
     let names = aggregate.schema.columns();
     let (tagged, aggr_expr) = if outer.is_empty() {
         (
@@ -128,7 +130,7 @@ fn decorrelate_scalar_aggregate(
             aggregate.aggr_expr.clone(),
         )
     } else {
-        let domain = Domain::new(input, outer.clone(), alias_generator)?;
+        let domain = Domain::new(outer_rows, outer.clone(), alias_generator)?;
         let dependent = DependentJoin::new(&domain, alias_generator);
         let tagged = dependent.push(&aggregate.input)?;
         let aggr_expr = aggregate
