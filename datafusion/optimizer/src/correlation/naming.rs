@@ -19,11 +19,12 @@
 //! from the columns it reads, where upstream's rules would join the two
 //! under one name.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use datafusion_common::alias::AliasGenerator;
 use datafusion_common::tree_node::{Transformed, TransformedResult, TreeNode};
-use datafusion_common::{DFSchema, Result};
+use datafusion_common::{Column, DFSchema, HashMap, Result};
 use datafusion_expr::expr::InSubquery;
 use datafusion_expr::logical_plan::{Projection, Subquery};
 use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder};
@@ -117,4 +118,42 @@ fn value_named_apart(subquery: Subquery) -> Result<Subquery> {
         subquery: Arc::new(LogicalPlan::Projection(renamed)),
         ..subquery
     })
+}
+
+/// `expr`, a join condition pulled out of a subquery, reading the
+/// subquery's columns `cols` under its alias: each column as the aliased
+/// plan `after` names the column at its place in `before`, the subquery's
+/// plan.
+///
+/// Aliasing a plan whose columns share a name (`FROM t3, t1` has two `k`)
+/// renames all but the first (`t3.k AS k:1`); requalifying the condition's
+/// columns by name alone read `t1.k` for both, and the join compared the
+/// wrong column without an error. A column not in `before` keeps upstream's
+/// requalification by name.
+pub(crate) fn requalified_by_place(
+    expr: Expr,
+    cols: &BTreeSet<Column>,
+    before: &DFSchema,
+    after: &DFSchema,
+    alias: &str,
+) -> Result<Expr> {
+    let renamed: HashMap<Column, Column> = cols
+        .iter()
+        .map(|col| {
+            let at_place = before
+                .maybe_index_of_column(col)
+                .filter(|_| before.fields().len() == after.fields().len())
+                .map(|index| Column::from(after.qualified_field(index)));
+            let renamed = at_place.unwrap_or_else(|| Column::new(Some(alias), &col.name));
+            (col.clone(), renamed)
+        })
+        .collect();
+    expr.transform(|expr| match expr {
+        Expr::Column(column) => match renamed.get(&column) {
+            Some(renamed) => Ok(Transformed::yes(Expr::Column(renamed.clone()))),
+            None => Ok(Transformed::no(Expr::Column(column))),
+        },
+        other => Ok(Transformed::no(other)),
+    })
+    .data()
 }
