@@ -15,7 +15,7 @@
 // specific language governing permissions and limitations
 // under the License.
 
-//! Oracles for the fork's subqueries that are not DataFusion.
+//! Oracles for the fork that are not DataFusion.
 //!
 //! A randomized test that checks DataFusion against DataFusion (a query
 //! against its own substituted, uncorrelated form) cannot see a bug both
@@ -29,6 +29,13 @@
 //!   a predicate `p`, the rows `WHERE p`, `WHERE NOT p` and `WHERE p IS
 //!   NULL` together are the table's rows, each once.
 //!
+//! - **PostgreSQL**, a real server started for the test ([`postgres`]):
+//!   random queries of the relational core (names across query levels,
+//!   `USING` and `NATURAL` joins, set operations, arrays, `LATERAL`, rows,
+//!   `UPDATE ... FROM` and `DELETE ... USING`; [`relational_queries`]) over
+//!   tables with text and arrays ([`relational_tables`]), compared as typed
+//!   values ([`typed_rows`]), in order where the query orders.
+//!
 //! [`positions`] writes queries for the fork alone, with subqueries nested
 //! in every position, which must answer or fail cleanly, never panic.
 //!
@@ -39,4 +46,8 @@
 pub mod engines;
 pub mod generator;
 pub mod positions;
+pub mod postgres;
+pub mod relational_queries;
+pub mod relational_tables;
 pub mod tables;
+pub mod typed_rows;

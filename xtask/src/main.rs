@@ -16,6 +16,7 @@ mod git;
 mod label_check;
 mod lint;
 mod patch;
+mod postgres;
 mod slt;
 mod targets;
 mod test_build;
