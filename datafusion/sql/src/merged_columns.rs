@@ -205,6 +205,41 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         Ok(plan)
     }
 
+    /// The names a `NATURAL` join of `left` and `right` joins on: those both
+    /// sides have, each once, in the order `SELECT *` shows `left`'s columns
+    /// (the keys a `USING` join inside it merged first), as SQL orders the
+    /// keys of the join's own output.
+    pub(crate) fn natural_join_names(
+        &self,
+        left: &LogicalPlan,
+        right: &LogicalPlan,
+        planner_context: &PlannerContext,
+    ) -> Vec<String> {
+        let merged = planner_context.merged_columns().of_select();
+        let in_left: Vec<&MergedColumn> = merged
+            .iter()
+            .filter(|m| m.sides.iter().all(|side| left.schema().has_column(side)))
+            .collect();
+        let left_names = star_order(left, &in_left)
+            .into_iter()
+            .map(|entry| match entry {
+                StarColumn::Column(column) => column.name,
+                StarColumn::Merged(merged) => merged.name.clone(),
+            })
+            // Columns no join accounts for (none, in the plans the SQL
+            // planner makes) after the others
+            .chain(left.schema().fields().iter().map(|f| f.name().clone()));
+        let mut names: Vec<String> = vec![];
+        for name in left_names {
+            if right.schema().has_column_with_unqualified_name(&name)
+                && !names.contains(&name)
+            {
+                names.push(name);
+            }
+        }
+        names
+    }
+
     /// The select list with each `*` over merged columns written out: each
     /// merged column once, at its left side's place, as its value.
     pub(crate) fn merged_columns_in_wildcards(
