@@ -29,6 +29,8 @@
 //! - Two `FROM` items of one level never share a name: `FROM t x, u x` is
 //!   refused, as PostgreSQL refuses it ("table name specified more than
 //!   once"), rather than letting `x.c` mean whichever item has a `c`.
+//! - In `ORDER BY`, a bare name of exactly one output column is that column,
+//!   whatever the `FROM` clause has of that name.
 //!
 //! DataFusion's planner looked outwards whenever the level being planned had
 //! no *unambiguous* match, so a name that a subquery's own join made
@@ -46,7 +48,9 @@ use datafusion_common::{
 };
 use datafusion_expr::Expr;
 
-use crate::planner::PlannerContext;
+use sqlparser::ast::Expr as SQLExpr;
+
+use crate::planner::{IdentNormalizer, PlannerContext};
 
 /// What one query level has for an unqualified name.
 enum Found {
@@ -134,6 +138,32 @@ pub(crate) fn check_distinct_items(left: &DFSchema, right: &DFSchema) -> Result<
         }
     }
     Ok(())
+}
+
+/// The schema an `ORDER BY` key is read in: `output`, the select list,
+/// where the key is a bare name of exactly one output column, else
+/// `combined`, the select list and the `FROM` clause together.
+///
+/// SQL reads such a name as the output column before it looks at the
+/// `FROM` clause, where the name may be ambiguous: `SELECT a.k FROM a, b
+/// ORDER BY k` sorts by `a.k`, although `a` and `b` both have a `k`.
+pub(crate) fn order_by_key_schema<'a>(
+    key: &SQLExpr,
+    normalizer: &IdentNormalizer,
+    output: &'a DFSchema,
+    combined: &'a DFSchema,
+) -> &'a DFSchema {
+    match key {
+        SQLExpr::Identifier(ident)
+            if output
+                .columns_with_unqualified_name(&normalizer.normalize(ident.clone()))
+                .len()
+                == 1 =>
+        {
+            output
+        }
+        _ => combined,
+    }
 }
 
 /// What the level `schema` has for the unqualified `name`.
