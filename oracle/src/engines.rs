@@ -19,7 +19,8 @@
 //!
 //! Every value the queries return is an integer, a boolean or NULL: SQLite
 //! answers a boolean with 1 or 0, so DataFusion's booleans are read as
-//! integers too.
+//! integers too, and the classes of DataFusion's columns (integer or
+//! boolean) are checked against what the query computes.
 
 use datafusion::arrow::array::{Array, Int64Array};
 use datafusion::arrow::compute::cast;
@@ -54,9 +55,38 @@ pub fn sqlite_rows(
     rows.collect()
 }
 
+/// What a column of a result holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Integer,
+    Boolean,
+    /// Any other type; its values are read as integers where they cast.
+    Other,
+}
+
 /// The rows of `sql` on DataFusion, in its order.
 pub async fn datafusion_rows(ctx: &SessionContext, sql: &str) -> Result<Vec<Row>> {
-    let batches = ctx.sql(sql).await?.collect().await?;
+    Ok(datafusion_typed_rows(ctx, sql).await?.1)
+}
+
+/// The classes of the columns of `sql` on DataFusion, and its rows in its
+/// order (booleans as 1 and 0, as SQLite gives them).
+pub async fn datafusion_typed_rows(
+    ctx: &SessionContext,
+    sql: &str,
+) -> Result<(Vec<Class>, Vec<Row>)> {
+    let frame = ctx.sql(sql).await?;
+    let classes = frame
+        .schema()
+        .fields()
+        .iter()
+        .map(|field| match field.data_type() {
+            data_type if data_type.is_integer() => Class::Integer,
+            DataType::Boolean => Class::Boolean,
+            _ => Class::Other,
+        })
+        .collect();
+    let batches = frame.collect().await?;
     let mut rows = vec![];
     for batch in batches {
         let columns = batch
@@ -80,7 +110,7 @@ pub async fn datafusion_rows(ctx: &SessionContext, sql: &str) -> Result<Vec<Row>
             );
         }
     }
-    Ok(rows)
+    Ok((classes, rows))
 }
 
 /// `rows` as a multiset: sorted.

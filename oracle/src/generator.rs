@@ -32,8 +32,9 @@
 //!   such an aggregate plus an aggregate of the grouped query's columns
 //!   only, which SQL makes an aggregate of that query;
 //! - integers only, no division (integer division differs), no `LIMIT`
-//!   (ties), and results compared as multisets (no order, NULL ordering
-//!   differs);
+//!   (ties), and results compared as multisets (NULL ordering differs);
+//!   where the query orders, its key is selected too, and the test checks
+//!   the fork's order against it;
 //! - SQLite has no `ANY` / `ALL`: there, `x op ANY (SELECT e FROM f WHERE
 //!   p)` is the standard's definition, `CASE WHEN EXISTS (SELECT 1 FROM f
 //!   WHERE p AND x op e) THEN 1 WHEN EXISTS (SELECT 1 FROM f WHERE p AND (x
@@ -219,13 +220,17 @@ impl Generator {
                 )
             }
             Shape::OrderBy => {
-                // `+ 0`: a bare integer would name a column by its position
+                // `+ 0`: a bare integer would name a column by its position.
+                // The key is selected too, so that the test can check the
+                // order of the rows, which the comparison with SQLite (rows
+                // as multisets) does not see
                 let order = self.scalar(&scope, 2);
                 let order = sql!("({} + 0)", order);
                 sql!(
-                    "SELECT {}.k AS c0, {}.v AS c1 FROM {} ORDER BY {}",
+                    "SELECT {}.k AS c0, {}.v AS c1, {} AS c2 FROM {} ORDER BY {}",
                     name,
                     name,
+                    order,
                     from,
                     order
                 )

@@ -39,11 +39,11 @@ use datafusion::arrow::array::{
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::datasource::MemTable;
 use datafusion::error::Result;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::SessionContext;
 use rand::Rng;
 use rand::rngs::StdRng;
 
-use crate::tables::Layout;
+use crate::tables::{Layout, Options};
 
 /// A value of a table.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,27 +98,6 @@ pub const SCHEMAS: [(&str, &[(&str, Kind)]); 3] = [
 ];
 
 const TEXTS: [&str; 3] = ["a", "b", "c"];
-
-/// How the fork runs the queries, beside the tables' [`Layout`].
-#[derive(Debug, Clone, Copy)]
-pub struct Options {
-    pub layout: Layout,
-    /// Hash joins partitioned by their keys even for the tiny tables here
-    /// (which the planner otherwise collects into one partition).
-    pub partitioned_joins: bool,
-    /// `datafusion.optimizer.restrict_aggregate_to_join_keys`, off by default.
-    pub restrict_aggregate_to_join_keys: bool,
-}
-
-impl Options {
-    pub fn random(rng: &mut StdRng) -> Self {
-        Self {
-            layout: Layout::random(rng),
-            partitioned_joins: rng.random_bool(0.5),
-            restrict_aggregate_to_join_keys: rng.random_bool(0.5),
-        }
-    }
-}
 
 /// The three tables.
 #[derive(Debug, Clone)]
@@ -190,25 +169,7 @@ impl Database {
 
     /// The tables in a new DataFusion session run as `options` say.
     pub fn datafusion(&self, options: Options) -> Result<SessionContext> {
-        let mut config = SessionConfig::new()
-            .with_target_partitions(options.layout.target_partitions)
-            .with_batch_size(options.layout.batch_size)
-            .set_bool(
-                "datafusion.optimizer.restrict_aggregate_to_join_keys",
-                options.restrict_aggregate_to_join_keys,
-            );
-        if options.partitioned_joins {
-            config = config
-                .set_usize(
-                    "datafusion.optimizer.hash_join_single_partition_threshold",
-                    0,
-                )
-                .set_usize(
-                    "datafusion.optimizer.hash_join_single_partition_threshold_rows",
-                    0,
-                );
-        }
-        let ctx = SessionContext::new_with_config(config);
+        let ctx = SessionContext::new_with_config(options.session_config());
         for table in &self.tables {
             ctx.register_table(table.name, Arc::new(mem_table(table, options.layout)?))?;
         }

@@ -70,6 +70,53 @@ impl Layout {
     }
 }
 
+/// How the fork runs the queries: the tables' [`Layout`], and the
+/// settings an oracle must run in both states.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub layout: Layout,
+    /// Hash joins partitioned by their keys even for the tiny tables here
+    /// (which the planner otherwise collects into one partition).
+    pub partitioned_joins: bool,
+    /// `datafusion.optimizer.restrict_aggregate_to_join_keys`, off by
+    /// default.
+    pub restrict_aggregate_to_join_keys: bool,
+}
+
+impl Options {
+    /// A random layout, each setting on about half the time.
+    pub fn random(rng: &mut StdRng) -> Self {
+        Self {
+            layout: Layout::random(rng),
+            partitioned_joins: rng.random_bool(0.5),
+            restrict_aggregate_to_join_keys: rng.random_bool(0.5),
+        }
+    }
+
+    /// A session configured as these options say.
+    pub fn session_config(&self) -> SessionConfig {
+        let mut config = SessionConfig::new()
+            .with_target_partitions(self.layout.target_partitions)
+            .with_batch_size(self.layout.batch_size)
+            .set_bool(
+                "datafusion.optimizer.restrict_aggregate_to_join_keys",
+                self.restrict_aggregate_to_join_keys,
+            );
+        if self.partitioned_joins {
+            config = config
+                .set_usize(
+                    "datafusion.optimizer.hash_join_single_partition_threshold",
+                    0,
+                )
+                .set_usize(
+                    "datafusion.optimizer.hash_join_single_partition_threshold_rows",
+                    0,
+                );
+        }
+        config
+    }
+}
+
 /// The three tables.
 #[derive(Debug, Clone)]
 pub struct Database {
@@ -118,17 +165,11 @@ impl Database {
         Ok(connection)
     }
 
-    /// The tables in a new DataFusion session laid out as `layout` says,
-    /// with the fork's off-by-default optimizations on, so that the random
-    /// queries run them too.
-    pub fn datafusion(&self, layout: Layout) -> Result<SessionContext> {
-        let config = SessionConfig::new()
-            .with_target_partitions(layout.target_partitions)
-            .with_batch_size(layout.batch_size)
-            .set_bool("datafusion.optimizer.restrict_aggregate_to_join_keys", true);
-        let ctx = SessionContext::new_with_config(config);
+    /// The tables in a new DataFusion session run as `options` say.
+    pub fn datafusion(&self, options: Options) -> Result<SessionContext> {
+        let ctx = SessionContext::new_with_config(options.session_config());
         for table in &self.tables {
-            ctx.register_table(table.name, Arc::new(mem_table(table, layout)?))?;
+            ctx.register_table(table.name, Arc::new(mem_table(table, options.layout)?))?;
         }
         Ok(ctx)
     }

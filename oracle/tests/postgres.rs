@@ -47,7 +47,8 @@ use datafusion::error::Result;
 use datafusion::prelude::SessionContext;
 use fork_oracle::postgres::Server;
 use fork_oracle::relational_queries::{FAMILIES, Family, Query, RelationalGenerator};
-use fork_oracle::relational_tables::{Database, Options};
+use fork_oracle::relational_tables::Database;
+use fork_oracle::tables::Options;
 use fork_oracle::typed_rows::{TypedRows, from_batches, from_postgres};
 use futures::FutureExt;
 use tokio_postgres::{Client, NoTls};
@@ -70,10 +71,6 @@ const KNOWN_REFUSALS: &[&str] = &[
     // key meets another table's column of that name still has two
     "which would be ambiguous",
     "Projections require unique expression names",
-    // DataFusion 55.2.0: ORDER BY over a UNION ALL whose branches give two
-    // columns one value; the sanity checker does not see the union keep
-    // the equality (docs/sql-semantics.md)
-    "does not satisfy order requirements",
 ];
 
 /// Refusals accepted per thousand cases.
