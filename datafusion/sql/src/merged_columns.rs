@@ -240,6 +240,30 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         names
     }
 
+    /// The columns of `join`, a parenthesized join that has an alias: those
+    /// `SELECT *` over it shows, each merged key once, as its value.
+    ///
+    /// The alias hides the tables inside the join, so nothing outside can
+    /// tell its sides' keys apart: `(a FULL JOIN b USING (k)) j` has one
+    /// column `j.k`, the key of whichever side has the row, and `SELECT *`
+    /// over it shows `k` once.
+    pub(crate) fn aliased_join_columns(
+        &self,
+        join: LogicalPlan,
+        planner_context: &PlannerContext,
+    ) -> Result<LogicalPlan> {
+        let merged = planner_context.merged_columns().of_select();
+        let merges_here = merged
+            .iter()
+            .any(|m| m.sides.iter().all(|side| join.schema().has_column(side)));
+        if !merges_here {
+            return Ok(join);
+        }
+        let columns = expand_wildcard(join.schema(), &join, None)?;
+        let columns = with_merged_columns(columns, &join, &merged);
+        LogicalPlanBuilder::from(join).project(columns)?.build()
+    }
+
     /// The select list with each `*` over merged columns written out: each
     /// merged column once, at its left side's place, as its value.
     pub(crate) fn merged_columns_in_wildcards(
