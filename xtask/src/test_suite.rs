@@ -66,8 +66,13 @@ const LIBRARY_TESTS: &[(&str, &[&str])] = &[
 ];
 
 /// Upstream's test targets that the fork runs too: the CLI's, whose output
-/// our labels change.
-const UPSTREAM_TESTS: &[(&str, &str)] = &[("datafusion-cli", "cli_integration")];
+/// our labels change, and the SQL planner's, whose name resolution and
+/// `USING` joins are ours (its two expectations of the key a right join or
+/// `SELECT *` shows are patched to PostgreSQL's).
+const UPSTREAM_TESTS: &[(&str, &str)] = &[
+    ("datafusion-cli", "cli_integration"),
+    ("datafusion-sql", "sql_integration"),
+];
 
 /// Every test target the suite runs, with the arguments of each: our
 /// libraries' unit tests ([`LIBRARY_TESTS`]), every test, example and bench

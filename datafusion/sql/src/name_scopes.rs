@@ -42,9 +42,11 @@
 
 use std::sync::Arc;
 
+use datafusion_common::error::add_possible_columns_to_diag;
 use datafusion_common::tree_node::{Transformed, TreeNode};
 use datafusion_common::{
-    Column, DFSchema, Result, SchemaError, TableReference, plan_err, schema_err,
+    Column, DFSchema, Diagnostic, Result, SchemaError, Span, TableReference, plan_err,
+    schema_err,
 };
 use datafusion_expr::Expr;
 
@@ -67,19 +69,21 @@ enum Found {
 /// column of this level, or a column of the innermost outer level that has
 /// the name. An error if the innermost level with the name has several.
 /// `None` where no level has it, or this level has exactly one: the caller
-/// plans those as it always did.
+/// plans those as it always did. `span`, where the planner collects spans,
+/// is the name's place in the SQL, for the error's diagnostic.
 pub(crate) fn unqualified_name(
     name: &str,
+    span: Option<Span>,
     schema: &DFSchema,
     planner_context: &PlannerContext,
 ) -> Result<Option<Expr>> {
-    match in_level(name, schema, planner_context)? {
+    match in_level(name, span, schema, planner_context)? {
         Found::One(_) => return Ok(None),
         Found::Merged(value) => return Ok(Some(value)),
         Found::None => {}
     }
     for outer in planner_context.outer_schemas_iter() {
-        match in_level(name, outer, planner_context)? {
+        match in_level(name, span, outer, planner_context)? {
             Found::One(column) | Found::Merged(column) => {
                 return as_outer_reference(column, outer).map(Some);
             }
@@ -94,9 +98,11 @@ pub(crate) fn unqualified_name(
 /// named `qualifier` (the planner then reports the missing column), or the
 /// column of the innermost outer level with such an item. `None` where no
 /// level has an item of that name: the caller goes on as it always did
-/// (the name may be a field of a struct column).
+/// (the name may be a field of a struct column). `span` is as for
+/// [`unqualified_name`].
 pub(crate) fn qualified_name(
     ids: &[String],
+    span: Option<Span>,
     schema: &DFSchema,
     planner_context: &PlannerContext,
 ) -> Result<Option<Expr>> {
@@ -104,7 +110,13 @@ pub(crate) fn qualified_name(
         return Ok(None);
     };
     let qualifier = TableReference::bare(qualifier.as_str());
-    let not_found = || Expr::Column(Column::new(Some(qualifier.clone()), name));
+    let not_found = || {
+        let mut column = Column::new(Some(qualifier.clone()), name);
+        if let Some(span) = span {
+            column.spans_mut().add_span(span);
+        }
+        Expr::Column(column)
+    };
     if has_item(schema, &qualifier) {
         return Ok(Some(not_found()));
     }
@@ -169,6 +181,7 @@ pub(crate) fn order_by_key_schema<'a>(
 /// What the level `schema` has for the unqualified `name`.
 fn in_level(
     name: &str,
+    span: Option<Span>,
     schema: &DFSchema,
     planner_context: &PlannerContext,
 ) -> Result<Found> {
@@ -181,9 +194,16 @@ fn in_level(
     }
     match planner_context.merged_columns().value_of(name, &columns) {
         Some(value) => Ok(Found::Merged(value)),
-        None => schema_err!(SchemaError::AmbiguousReference {
-            field: Box::new(Column::new_unqualified(name)),
-        }),
+        None => {
+            let field = Column::new_unqualified(name);
+            let mut diagnostic =
+                Diagnostic::new_error(format!("column '{name}' is ambiguous"), span);
+            add_possible_columns_to_diag(&mut diagnostic, &field, &columns);
+            schema_err!(SchemaError::AmbiguousReference {
+                field: Box::new(field),
+            })
+            .map_err(|error| error.with_diagnostic(diagnostic))
+        }
     }
 }
 
