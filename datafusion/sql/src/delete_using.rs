@@ -69,9 +69,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
             DFSchema::try_from_qualified_schema(target_name, &table_source.schema())?;
 
         let mut planner_context = PlannerContext::new();
-        let mut tables = vec![target];
-        tables.extend(using);
-        let joined = self.plan_from_tables(tables, &mut planner_context)?;
+        let joined = self.plan_dml_from_items(target, using, &mut planner_context)?;
         let selected = match selection {
             None => joined,
             Some(selection) => {
