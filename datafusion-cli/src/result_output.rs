@@ -109,6 +109,10 @@ pub async fn write_every_row(
 /// A writer of one result in a format that is exported rather than
 /// displayed: the header (CSV and TSV) and the brackets (JSON) once, around
 /// every row.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per result, made once: boxing the larger writer saves nothing"
+)]
 pub enum StreamedOutput<W: Write> {
     Separated(CsvWriter<W>),
     Json { writer: ArrayWriter<W>, rows: usize },

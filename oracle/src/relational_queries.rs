@@ -350,7 +350,7 @@ impl RelationalGenerator {
 
     /// A `FROM` clause of one to three items in the current level: commas,
     /// `JOIN ... ON`, `USING` and `NATURAL` joins of every type.
-    fn from_clause(&mut self, scope: &mut Scope) -> String {
+    fn write_from_clause(&mut self, scope: &mut Scope) -> String {
         let mut from = self.table(scope);
         let joins = self.rng.random_range(0..=2);
         for _ in 0..joins {
@@ -619,7 +619,7 @@ impl RelationalGenerator {
         body: impl FnOnce(&mut Self, &mut Scope, String) -> T,
     ) -> T {
         scope.levels.push(Level::default());
-        let from = self.from_clause(scope);
+        let from = self.write_from_clause(scope);
         let result = body(self, scope, from);
         scope.levels.pop();
         result
@@ -744,7 +744,7 @@ impl RelationalGenerator {
     /// `SELECT` of 1 to 3 expressions (of random kinds) over a new level.
     fn select(&mut self, scope: &mut Scope, depth: usize) -> (String, Vec<Kind>) {
         scope.levels.push(Level::default());
-        let from = self.from_clause(scope);
+        let from = self.write_from_clause(scope);
         let filter = self.where_clause(scope, depth);
         let count = self.rng.random_range(1..=3);
         let mut kinds = vec![];
@@ -772,7 +772,7 @@ impl RelationalGenerator {
 
     fn joins_query(&mut self, scope: &mut Scope) -> (String, Vec<Kind>) {
         scope.levels.push(Level::default());
-        let from = self.from_clause(scope);
+        let from = self.write_from_clause(scope);
         let filter = self.where_clause(scope, 1);
         let result = if self.rng.random_bool(0.25) {
             // SELECT * shows each merged key once, in SQL's order; where a
@@ -830,7 +830,7 @@ impl RelationalGenerator {
 
     fn subquery_query(&mut self, scope: &mut Scope) -> (String, Vec<Kind>) {
         scope.levels.push(Level::default());
-        let from = self.from_clause(scope);
+        let from = self.write_from_clause(scope);
         let filter = format!(" WHERE {}", self.subquery_predicate(scope, 1));
         let mut exprs = vec![self.expr(scope, Kind::Integer, 0)];
         let mut kinds = vec![Kind::Integer];
@@ -849,7 +849,7 @@ impl RelationalGenerator {
         let (left, kinds) = self.select(scope, 1);
         // The right side of the same kinds
         scope.levels.push(Level::default());
-        let from = self.from_clause(scope);
+        let from = self.write_from_clause(scope);
         let filter = self.where_clause(scope, 1);
         let exprs: Vec<String> = kinds
             .iter()
@@ -869,7 +869,7 @@ impl RelationalGenerator {
 
     fn array_query(&mut self, scope: &mut Scope) -> (String, Vec<Kind>) {
         scope.levels.push(Level::default());
-        let from = self.from_clause(scope);
+        let from = self.write_from_clause(scope);
         let filter = self.where_clause(scope, 1);
         let mut exprs = vec![];
         let mut kinds = vec![];
@@ -904,7 +904,7 @@ impl RelationalGenerator {
 
     fn lateral_query(&mut self, scope: &mut Scope) -> (String, Vec<Kind>) {
         scope.levels.push(Level::default());
-        let from = self.from_clause(scope);
+        let from = self.write_from_clause(scope);
         self.next_alias += 1;
         let alias = format!("l{}", self.next_alias);
         let (item, columns) = if self.rng.random_bool(0.4) {
@@ -949,7 +949,7 @@ impl RelationalGenerator {
 
     fn row_query(&mut self, scope: &mut Scope) -> (String, Vec<Kind>) {
         scope.levels.push(Level::default());
-        let from = self.from_clause(scope);
+        let from = self.write_from_clause(scope);
         let predicate = self.row_predicate(scope, 1);
         let wrap = ["", "NOT ", ""][self.rng.random_range(0..3)];
         let value = self.integer(scope, 0);

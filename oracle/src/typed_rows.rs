@@ -131,9 +131,11 @@ fn arrow_values(column: &ArrayRef, class: Class) -> Result<Vec<Value>> {
                 .ok_or_else(|| DataFusionError::Internal("not Boolean".into()))?;
             (0..column.len())
                 .map(|i| {
-                    valid(i)
-                        .then(|| Value::Boolean(booleans.value(i)))
-                        .unwrap_or(Value::Null)
+                    if valid(i) {
+                        Value::Boolean(booleans.value(i))
+                    } else {
+                        Value::Null
+                    }
                 })
                 .collect()
         }
@@ -142,9 +144,11 @@ fn arrow_values(column: &ArrayRef, class: Class) -> Result<Vec<Value>> {
             let text = text.as_string::<i32>();
             (0..column.len())
                 .map(|i| {
-                    valid(i)
-                        .then(|| Value::Text(text.value(i).to_string()))
-                        .unwrap_or(Value::Null)
+                    if valid(i) {
+                        Value::Text(text.value(i).to_string())
+                    } else {
+                        Value::Null
+                    }
                 })
                 .collect()
         }

@@ -94,9 +94,9 @@ fn set_operation_all(
             .collect::<Vec<_>>()
     };
     let keys = (keys(left_columns.clone()), keys(right_columns));
-    LogicalPlanBuilder::from(numbered(left, &row_number)?)
+    LogicalPlanBuilder::from(numbered(left, Arc::clone(&row_number))?)
         .join_detailed(
-            numbered(right, &row_number)?,
+            numbered(right, row_number)?,
             join_type,
             keys,
             None,
@@ -113,7 +113,7 @@ fn set_operation_all(
 /// compares them: a float column partitions as itself plus zero, which makes
 /// `-0.0` the `0.0` it equals (the window's partitions otherwise tell them
 /// apart, by their order).
-fn numbered(plan: LogicalPlan, row_number: &Arc<WindowUDF>) -> Result<LogicalPlan> {
+fn numbered(plan: LogicalPlan, row_number: Arc<WindowUDF>) -> Result<LogicalPlan> {
     let every_column = plan
         .schema()
         .iter()
@@ -126,7 +126,7 @@ fn numbered(plan: LogicalPlan, row_number: &Arc<WindowUDF>) -> Result<LogicalPla
             }
         })
         .collect::<Result<_>>()?;
-    let mut occurrence = WindowFunction::new(Arc::clone(row_number), vec![]);
+    let mut occurrence = WindowFunction::new(row_number, vec![]);
     occurrence.params.partition_by = every_column;
     let occurrence = Expr::from(occurrence).alias(OCCURRENCE);
     LogicalPlanBuilder::from(plan)

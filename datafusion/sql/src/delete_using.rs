@@ -42,7 +42,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         from: FromTable,
         using: Vec<TableWithJoins>,
         selection: Option<SQLExpr>,
-        limit: Option<SQLExpr>,
+        limit: Option<&SQLExpr>,
     ) -> Result<LogicalPlan> {
         if limit.is_some() {
             return not_impl_err!("DELETE ... USING with a LIMIT");

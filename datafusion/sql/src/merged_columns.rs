@@ -136,7 +136,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         left: LogicalPlan,
         right: LogicalPlan,
         join_type: JoinType,
-        names: Vec<String>,
+        names: &[String],
         planner_context: &mut PlannerContext,
     ) -> Result<LogicalPlan> {
         let merged_columns = planner_context.merged_columns().clone();
@@ -153,7 +153,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         }
         let mut merged = Vec::with_capacity(names.len());
         let mut joined_as_upstream_does = true;
-        for name in &names {
+        for name in names {
             let left_side = side(&left, name, &merged_columns)?;
             let right_side = side(&right, name, &merged_columns)?;
             joined_as_upstream_does &=
@@ -260,7 +260,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
             return Ok(join);
         }
         let columns = expand_wildcard(join.schema(), &join, None)?;
-        let columns = with_merged_columns(columns, &join, &merged);
+        let columns = with_merged_columns(&columns, &join, &merged);
         LogicalPlanBuilder::from(join).project(columns)?.build()
     }
 
@@ -286,7 +286,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
                 {
                     let columns = expand_wildcard(plan.schema(), plan, Some(&options))?;
                     written.extend(
-                        with_merged_columns(columns, plan, &merged)
+                        with_merged_columns(&columns, plan, &merged)
                             .into_iter()
                             .map(SelectExpr::Expression),
                     );
@@ -342,7 +342,7 @@ fn is_key_upstream_picks(input: &LogicalPlan, name: &str, value: &Expr) -> Resul
 /// in the order SQL gives a join's columns: the keys it merges first, then
 /// the other columns of its left input, then those of its right input.
 fn with_merged_columns(
-    columns: Vec<Expr>,
+    columns: &[Expr],
     plan: &LogicalPlan,
     merged: &[MergedColumn],
 ) -> Vec<Expr> {

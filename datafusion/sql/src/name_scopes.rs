@@ -37,7 +37,7 @@
 //! ambiguous (`SELECT f1 FROM s b JOIN s c USING (f1)`, inside a query over
 //! another `s`) read the outer query's column, and `x.c` read an outer `x`
 //! whose name the subquery's own `x` hides. Both answered without an error.
-//! The identifier planner ([`crate::expr::identifier`]) asks this module
+//! The identifier planner (`expr/identifier.rs`) asks this module
 //! first, and goes on as before where it has nothing to say.
 
 use std::sync::Arc;

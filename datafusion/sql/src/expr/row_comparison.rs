@@ -88,13 +88,13 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
     pub(super) fn plan_row_comparison(
         &self,
         left: SQLExpr,
-        op: BinaryOperator,
+        op: &BinaryOperator,
         right: SQLExpr,
         schema: &DFSchema,
         planner_context: &mut PlannerContext,
     ) -> Result<Expr> {
         let (SQLExpr::Tuple(left), SQLExpr::Tuple(right), Some(operator)) =
-            (left, right, comparison(&op))
+            (left, right, comparison(op))
         else {
             return plan_err!("{op} does not compare two rows");
         };
@@ -120,7 +120,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
     /// `row [NOT] IN (rows)` (see [`is_row_in_list`]).
     pub(super) fn plan_row_in_list(
         &self,
-        row: SQLExpr,
+        row: &SQLExpr,
         list: Vec<SQLExpr>,
         negated: bool,
         schema: &DFSchema,
@@ -130,7 +130,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         for other in list {
             let equal = self.plan_row_comparison(
                 row.clone(),
-                BinaryOperator::Eq,
+                &BinaryOperator::Eq,
                 other,
                 schema,
                 planner_context,
