@@ -118,3 +118,13 @@ pub fn multiset(mut rows: Vec<Row>) -> Vec<Row> {
     rows.sort();
     rows
 }
+
+/// A panic caught while running a query, as the error the tests report.
+pub fn panic_error(panic: &(dyn std::any::Any + Send)) -> String {
+    let message = panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    format!("panicked: {message}")
+}

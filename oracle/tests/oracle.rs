@@ -183,14 +183,7 @@ async fn fork_rows(
     match result {
         Ok(Ok(rows)) => Ok(rows),
         Ok(Err(error)) => Err(error.to_string()),
-        Err(panic) => Err(format!(
-            "panicked: {}",
-            panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default()
-        )),
+        Err(panic) => Err(fork_oracle::engines::panic_error(panic.as_ref())),
     }
 }
 
@@ -206,14 +199,7 @@ async fn fork_typed_rows(
     {
         Ok(Ok(result)) => Ok(result),
         Ok(Err(error)) => Err(error.to_string()),
-        Err(panic) => Err(format!(
-            "panicked: {}",
-            panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default()
-        )),
+        Err(panic) => Err(fork_oracle::engines::panic_error(panic.as_ref())),
     }
 }
 

@@ -146,14 +146,7 @@ async fn fork_rows(
         Err(_) => Err(format!("panicked: did not finish in {QUERY_TIME_LIMIT:?}")),
         Ok(Ok(Ok(rows))) => Ok(rows),
         Ok(Ok(Err(error))) => Err(error.to_string()),
-        Ok(Err(panic)) => Err(format!(
-            "panicked: {}",
-            panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default()
-        )),
+        Ok(Err(panic)) => Err(fork_oracle::engines::panic_error(panic.as_ref())),
     }
 }
 
