@@ -515,36 +515,87 @@ async fn recursive_cte_is_not_traced() {
     .await;
 }
 
-// Collisions fall back to current names
+// Labels may repeat, as SQL's output names may
 
 #[tokio::test]
-async fn colliding_labels_keep_current_names() {
+async fn equal_labels_are_both_shown() {
     check(
         "SELECT t.a + 1, t2.a + 1 FROM t JOIN t2 ON t.a = t2.a",
         &["t.a + Int64(1)", "t2.a + Int64(1)"],
-        &["t.a + Int64(1)", "t2.a + Int64(1)"],
+        &["a + 1", "a + 1"],
     )
     .await;
-    check(
-        "SELECT 1, '1'",
-        &["Int64(1)", "Utf8(\"1\")"],
-        &["Int64(1)", "Utf8(\"1\")"],
-    )
-    .await;
-    // Only the colliding columns fall back.
+    check("SELECT 1, '1'", &["Int64(1)", "Utf8(\"1\")"], &["1", "1"]).await;
     check(
         "SELECT a + 1 AS \"b + 1\", b + 1, c + 1 FROM t",
         &["b + 1", "t.b + Int64(1)", "t.c + Int64(1)"],
-        &["b + 1", "t.b + Int64(1)", "c + 1"],
+        &["b + 1", "b + 1", "c + 1"],
     )
     .await;
-    // A label equal to another column's plain name.
+    // A column typed by its name keeps it.
     check(
         "SELECT a, \"t.a + Int64(1)\" FROM (SELECT a, a + 1 AS a2, a + 1 FROM t)",
         &["a", "t.a + Int64(1)"],
         &["a", "t.a + Int64(1)"],
     )
     .await;
+}
+
+// Items of one name (duplicate_output_names.slt has their answers)
+
+#[tokio::test]
+async fn items_of_one_name_show_it_twice() {
+    check(
+        "SELECT a + 1, a + 1 FROM t",
+        &["t.a + Int64(1)", "t.a + Int64(1)"],
+        &["a + 1", "a + 1"],
+    )
+    .await;
+    check("SELECT a, a FROM t", &["a", "a"], &["a", "a"]).await;
+    check("SELECT a AS x, b AS x FROM t", &["x", "x"], &["x", "x"]).await;
+    check(
+        "SELECT CAST(a AS DOUBLE), a::VARCHAR FROM t",
+        &["t.a", "t.a"],
+        // a label leaves casts out, as PostgreSQL names them
+        &["a", "a"],
+    )
+    .await;
+    check(
+        "SELECT * FROM (SELECT a, b, a FROM t) s",
+        &["a", "b", "a"],
+        &["a", "b", "a"],
+    )
+    .await;
+    check(
+        "SELECT sum(b), sum(b) FROM t",
+        &["sum(t.b)", "sum(t.b)"],
+        &["sum(b)", "sum(b)"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_shared_name_is_ambiguous_to_a_dataframe_call() -> Result<()> {
+    let ctx = context(false).await?;
+    let df = ctx.sql("SELECT a AS x, b AS x FROM t").await?;
+    let err = df.clone().select(vec![col("x")]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("Ambiguous reference to unqualified field x"),
+        "{err}"
+    );
+    // By position, each column is there
+    let batches = df.collect().await?;
+    assert_snapshot!(pretty_format_batches(&batches)?, @r"
+    +---+----+
+    | x | x  |
+    +---+----+
+    | 1 | 10 |
+    | 2 | 20 |
+    | 3 | 20 |
+    +---+----+
+    ");
+    Ok(())
 }
 
 // Scope: only the result of a top-level query

@@ -35,17 +35,19 @@
 //! API behave exactly as they do without the option.
 //!
 //! The trace follows field indexes, not names (see [`label_for`]). A column
-//! keeps its current name when the trace cannot see its origin, when the
-//! outermost `SELECT` names it explicitly, or when its label would collide
-//! with another output name, so the option never makes a working query fail.
+//! keeps its current name when the trace cannot see its origin or when the
+//! outermost `SELECT` names it explicitly. Two columns may get one label
+//! (`t1.a + 1` and `t2.a + 1` are both `a + 1`): SQL allows two output
+//! columns of one name, and [`crate::duplicate_output_names`] tells them
+//! apart by their qualifiers, so the option never makes a working query
+//! fail.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::collections::HashSet;
 
 use datafusion_common::tree_node::{
     Transformed, TransformedResult, TreeNode, TreeNodeRecursion,
 };
-use datafusion_common::{Column, DFSchema, DFSchemaRef, Result, ScalarValue};
+use datafusion_common::{Column, DFSchema, Result, ScalarValue};
 use datafusion_expr::expr::{Alias, Sort, WindowFunction, WindowFunctionParams};
 use datafusion_expr::logical_plan::{
     Aggregate, Distinct, Join, JoinConstraint, JoinType, Projection, Window,
@@ -53,6 +55,7 @@ use datafusion_expr::logical_plan::{
 use datafusion_expr::{Expr, LogicalPlan, WindowFrame, WindowFrameBound};
 use sqlparser::ast::{Query, SelectItem, SetExpr};
 
+use crate::duplicate_output_names::{is_key_for, refuse_shared_names, rename_output};
 use crate::expr::implicit_window_frame::implicit_window_frame;
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
 
@@ -67,14 +70,30 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         query: Query,
         planner_context: &mut PlannerContext,
     ) -> Result<LogicalPlan> {
-        if !self.options.pretty_column_names {
-            return self.query_to_plan(query, planner_context);
-        }
-        let named = self.named_select_columns(&query);
+        let named = self
+            .options
+            .pretty_column_names
+            .then(|| self.named_select_columns(&query));
         let plan = self.query_to_plan(query, planner_context)?;
+        // `SELECT ... INTO` names a table's columns, not a result's
+        if let LogicalPlan::Ddl(ddl) = &plan {
+            for input in ddl.inputs() {
+                refuse_shared_names(planner_context.output_keys(), input.schema())?;
+            }
+            return Ok(plan);
+        }
+        let keys = planner_context.output_keys().shown_names(plan.schema());
+        let Some(named) = named else {
+            return rename_output(plan, &keys);
+        };
         // Labels show an aggregate of outer columns as it was written
         let shown = self.with_outer_aggregates_written(&plan, planner_context)?;
-        apply_column_labels(plan, shown.as_ref(), &named)
+        let names = column_labels(&plan, shown.as_ref(), &named)
+            .into_iter()
+            .zip(keys)
+            .map(|(label, key)| label.or(key))
+            .collect::<Vec<_>>();
+        rename_output(plan, &names)
     }
 
     /// The names of plain column references in the outermost `SELECT` list
@@ -109,23 +128,22 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
     }
 }
 
-/// Renames each output column of `plan` to its readable label: by aliasing
-/// the expressions of the query's own projection when it is on top, and
-/// otherwise in a projection added on top. Returns `plan` unchanged when no
-/// label differs from the current name.
+/// The readable label of each output column of `plan`, `None` where the
+/// column keeps its current name.
 ///
 /// `named` holds the names typed as plain column references in the outermost
 /// `SELECT`; such columns keep their names. The labels are traced in
 /// `shown` where given: `plan` with some expressions inside its subqueries
-/// written as the user wrote them.
-pub(crate) fn apply_column_labels(
-    plan: LogicalPlan,
+/// written as the user wrote them. Two columns may get one label, as SQL
+/// allows two output columns of one name ([`rename_output`] tells them
+/// apart).
+pub(crate) fn column_labels(
+    plan: &LogicalPlan,
     shown: Option<&LogicalPlan>,
     named: &HashSet<String>,
-) -> Result<LogicalPlan> {
-    let schema = Arc::clone(plan.schema());
-    let top_exprs = top_projection_exprs(&plan);
-    let mut labels: Vec<Option<String>> = schema
+) -> Vec<Option<String>> {
+    let top_exprs = top_projection_exprs(plan);
+    plan.schema()
         .fields()
         .iter()
         .enumerate()
@@ -136,79 +154,23 @@ pub(crate) fn apply_column_labels(
             if typed {
                 return None;
             }
-            label_for(shown.unwrap_or(&plan), i).filter(|label| label != field.name())
+            label_for(shown.unwrap_or(plan), i).filter(|label| label != field.name())
         })
-        .collect();
-
-    // A label that equals another output name would make the projection's
-    // names ambiguous: that column keeps its current name. Reverting one
-    // column can expose another collision, so repeat until none is left.
-    loop {
-        let mut uses: HashMap<&str, usize> = HashMap::new();
-        for (label, field) in labels.iter().zip(schema.fields()) {
-            *uses
-                .entry(label.as_deref().unwrap_or(field.name()))
-                .or_default() += 1;
-        }
-        let colliding: Vec<usize> = labels
-            .iter()
-            .enumerate()
-            .filter(|(_, label)| label.as_deref().is_some_and(|l| uses[l] > 1))
-            .map(|(i, _)| i)
-            .collect();
-        if colliding.is_empty() {
-            break;
-        }
-        for i in colliding {
-            labels[i] = None;
-        }
-    }
-
-    if labels.iter().all(Option::is_none) {
-        return Ok(plan);
-    }
-    // The labeled schema is the plan's with fields renamed: building it
-    // directly spares the projection a lookup of every column by name.
-    let labeled_schema = labeled_schema(&schema, &labels)?;
-    let alias = |expr: Expr, label: Option<String>| match label {
-        Some(label) => expr.alias(label),
-        None => expr,
-    };
-    let projection = match plan {
-        // Label the query's own projection rather than stacking another.
-        LogicalPlan::Projection(Projection { expr, input, .. }) => {
-            let exprs = expr.into_iter().zip(labels).map(|(e, l)| alias(e, l));
-            Projection::try_new_with_schema(exprs.collect(), input, labeled_schema)?
-        }
-        plan => {
-            let exprs = schema
-                .iter()
-                .zip(labels)
-                .map(|(column, l)| alias(Expr::Column(Column::from(column)), l));
-            Projection::try_new_with_schema(
-                exprs.collect(),
-                Arc::new(plan),
-                labeled_schema,
-            )?
-        }
-    };
-    Ok(LogicalPlan::Projection(projection))
+        .collect()
 }
 
-/// `schema` with each labeled field renamed to its label and unqualified, as
-/// an alias names it.
-fn labeled_schema(schema: &DFSchema, labels: &[Option<String>]) -> Result<DFSchemaRef> {
-    let fields = schema
-        .iter()
-        .zip(labels)
-        .map(|((qualifier, field), label)| match label {
-            Some(label) => (None, Arc::new(field.as_ref().clone().with_name(label))),
-            None => (qualifier.cloned(), Arc::clone(field)),
-        })
-        .collect();
-    let labeled = DFSchema::new_with_metadata(fields, schema.metadata().clone())?
-        .with_functional_dependencies(schema.functional_dependencies().clone())?;
-    Ok(Arc::new(labeled))
+/// Renames each output column of `plan` to its readable label: by aliasing
+/// the expressions of the query's own projection when it is on top, and
+/// otherwise in a projection added on top. Returns `plan` unchanged when no
+/// label differs from the current name.
+#[cfg(test)]
+fn apply_column_labels(
+    plan: LogicalPlan,
+    shown: Option<&LogicalPlan>,
+    named: &HashSet<String>,
+) -> Result<LogicalPlan> {
+    let labels = column_labels(&plan, shown, named);
+    rename_output(plan, &labels)
 }
 
 /// The expressions of the projection that produces the query's output
@@ -268,6 +230,11 @@ fn trace(plan: &LogicalPlan, index: usize) -> Option<Expr> {
                     if is_count_star_alias(expr, name) =>
                 {
                     Some(labeled(&sql_text(&resolve_columns(alias, input)?)?))
+                }
+                // A key the planner gave a repeated name stands for its
+                // expression
+                Expr::Alias(Alias { expr, name, .. }) if is_key_for(expr, name) => {
+                    resolve_columns(expr, input)
                 }
                 Expr::Alias(Alias { name, .. }) => Some(labeled(name)),
                 Expr::Column(column) => {
@@ -562,6 +529,8 @@ fn plain(value: &ScalarValue) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use arrow::datatypes::{DataType, Field, Schema};
     use datafusion_expr::logical_plan::builder::{LogicalPlanBuilder, table_scan};
     use datafusion_expr::{col, lit};
@@ -733,7 +702,7 @@ mod tests {
     }
 
     #[test]
-    fn named_and_colliding_columns_keep_their_names() -> Result<()> {
+    fn named_columns_keep_their_names_and_labels_may_repeat() -> Result<()> {
         let inner = scan("t", &["a", "b"])
             .project(vec![
                 col("t.a") + lit(1_i64),
@@ -748,19 +717,32 @@ mod tests {
                 (col("s.b") + lit(1_i64)).alias("b + 1"),
             ])?
             .build()?;
-        // Column 0 is typed by name; column 1's label collides with the alias.
+        // Column 0 is typed by name; column 1's label is column 2's alias.
         let named = HashSet::from(["t.a + Int64(1)".to_string()]);
         let labeled = apply_column_labels(plan.clone(), None, &named)?;
-        assert_eq!(labeled, plan);
-
-        let labeled = apply_column_labels(plan, None, &HashSet::new())?;
         let names: Vec<_> = labeled
             .schema()
-            .fields()
             .iter()
-            .map(|f| f.name().clone())
+            .map(|(qualifier, field)| {
+                (qualifier.map(|q| q.to_string()), field.name().clone())
+            })
             .collect();
-        assert_eq!(names, ["a + 1", "t.b + Int64(1)", "b + 1"]);
+        let q = |s: &str| Some(s.to_string());
+        assert_eq!(
+            names,
+            [
+                (q("s"), "t.a + Int64(1)".to_string()),
+                (q("#2"), "b + 1".to_string()),
+                (q("#3"), "b + 1".to_string()),
+            ]
+        );
+        // The schema built by renaming is the one the expressions give.
+        let LogicalPlan::Projection(projection) = &labeled else {
+            panic!("expected a labeled projection, got {labeled}");
+        };
+        let derived =
+            Projection::try_new(projection.expr.clone(), Arc::clone(&projection.input))?;
+        assert_eq!(projection.schema, derived.schema);
         Ok(())
     }
 }

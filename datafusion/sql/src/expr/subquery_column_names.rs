@@ -26,8 +26,8 @@
 //! would be ambiguous`), though SQL allows two output columns named `i` and
 //! PostgreSQL and DuckDB answer. Such a subquery keeps its column's qualifier
 //! too (`i2.i`): the output is still shown as `i`, and the names differ.
-//! Where the qualifiers would be the same as well, the projection fails as
-//! before.
+//! Where the qualifiers would be the same as well, the subquery's column gets
+//! a key of its own instead ([`crate::duplicate_output_names`]).
 //!
 //! Only a list whose names clash is changed, so every list that planned
 //! before plans as it did. The qualifier is not taken where a relation of the
