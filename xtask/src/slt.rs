@@ -220,6 +220,31 @@ fn missing_data(root: &Path, file: &Path) -> Result<Option<&'static str>> {
     Ok(None)
 }
 
+/// Filters that select the records of the files `file` includes
+/// (`include ./join.slt.part`). The runner takes the file's path as a
+/// filter, and a filter skips every query whose record lies in a file the
+/// filter does not name: without these, the included records never ran.
+/// Each filter is the included path from its last directory on, up to a
+/// glob's first `*` (`answers/q`), which names no `.slt` file itself.
+fn include_filters(file: &Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("reading {}", file.display()))?;
+    Ok(text
+        .lines()
+        .filter_map(|line| line.strip_prefix("include "))
+        .map(|included| {
+            let included = included.trim().trim_start_matches("./");
+            let literal = included.split('*').next().unwrap_or(included);
+            let start = literal
+                .rfind('/')
+                .and_then(|slash| literal[..slash].rfind('/').map(|s| s + 1))
+                .unwrap_or(0);
+            literal[start..].to_string()
+        })
+        .filter(|filter| !filter.is_empty())
+        .collect())
+}
+
 fn run_file(
     exe: &Path,
     crate_dir: &Path,
@@ -243,6 +268,7 @@ fn run_file(
     let mut child = command
         .current_dir(crate_dir)
         .arg(format!("{TEST_FILES}/{file}"))
+        .args(include_filters(&crate_dir.join(TEST_FILES).join(file))?)
         .args(["--test-threads", "1", "--color", "never"])
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
@@ -389,6 +415,26 @@ impl FailedRecords {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn included_files_get_filters_of_their_own() -> Result<()> {
+        let dir =
+            std::env::temp_dir().join(format!("xtask-include-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let file = dir.join("includes.slt");
+        std::fs::write(
+            &file,
+            "include ./join.slt.part\nquery I\nSELECT 1\n----\n1\n\n\
+             include ./answers/q*.slt.part\ninclude ../string/init_data.slt.part\n",
+        )?;
+        let filters = include_filters(&file)?;
+        std::fs::remove_dir_all(&dir)?;
+        assert_eq!(
+            filters,
+            ["join.slt.part", "answers/q", "string/init_data.slt.part"]
+        );
+        Ok(())
+    }
 
     #[test]
     fn tells_a_memory_limit_from_other_failures() {
