@@ -39,7 +39,8 @@
 //! return more rows than one (both refuse, with their own words); a
 //! `LIMIT` not under an `ORDER BY` of every column; `SELECT *` over a
 //! derived table of duplicate names; and labels (only values and their
-//! classes are compared).
+//! classes are compared). A result's own `SELECT` list, which nothing reads
+//! by name, has two columns of one name now and then.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -761,11 +762,9 @@ impl RelationalGenerator {
         } else {
             ""
         };
+        let list = self.output_list(&mut exprs, &mut kinds, true);
         (
-            format!(
-                "SELECT {distinct}{} FROM {from}{filter}",
-                select_list(&exprs)
-            ),
+            format!("SELECT {distinct}{list} FROM {from}{filter}"),
             kinds,
         )
     }
@@ -819,10 +818,8 @@ impl RelationalGenerator {
                 exprs.push(self.expr(scope, kind, 1));
                 kinds.push(kind);
             }
-            (
-                format!("SELECT {} FROM {from}{filter}", select_list(&exprs)),
-                kinds,
-            )
+            let list = self.output_list(&mut exprs, &mut kinds, true);
+            (format!("SELECT {list} FROM {from}{filter}"), kinds)
         };
         scope.levels.pop();
         result
@@ -839,10 +836,8 @@ impl RelationalGenerator {
             kinds.push(Kind::Integer);
         }
         scope.levels.pop();
-        (
-            format!("SELECT {} FROM {from}{filter}", select_list(&exprs)),
-            kinds,
-        )
+        let list = self.output_list(&mut exprs, &mut kinds, true);
+        (format!("SELECT {list} FROM {from}{filter}"), kinds)
     }
 
     fn set_operation(&mut self, scope: &mut Scope) -> (String, Vec<Kind>) {
@@ -851,12 +846,13 @@ impl RelationalGenerator {
         scope.levels.push(Level::default());
         let from = self.write_from_clause(scope);
         let filter = self.where_clause(scope, 1);
-        let exprs: Vec<String> = kinds
+        let mut exprs: Vec<String> = kinds
             .iter()
             .map(|kind| self.expr(scope, *kind, 0))
             .collect();
         scope.levels.pop();
-        let right = format!("SELECT {} FROM {from}{filter}", select_list(&exprs));
+        let list = self.output_list(&mut exprs, &mut kinds.clone(), false);
+        let right = format!("SELECT {list} FROM {from}{filter}");
         let op = ["UNION", "INTERSECT", "EXCEPT"][self.rng.random_range(0..3)];
         let all = if self.rng.random_bool(0.6) {
             " ALL"
@@ -896,10 +892,8 @@ impl RelationalGenerator {
             }
         }
         scope.levels.pop();
-        (
-            format!("SELECT {} FROM {from}{filter}", select_list(&exprs)),
-            kinds,
-        )
+        let list = self.output_list(&mut exprs, &mut kinds, true);
+        (format!("SELECT {list} FROM {from}{filter}"), kinds)
     }
 
     fn lateral_query(&mut self, scope: &mut Scope) -> (String, Vec<Kind>) {
@@ -1045,9 +1039,38 @@ fn shared_names(left: &Level, right: &Item) -> Vec<(String, Kind)> {
         .collect()
 }
 
-/// A `SELECT` list of `exprs`, each under a name of its own: two columns
-/// of one name are another issue's matter (the fork refuses some), and
-/// which name PostgreSQL gives an expression is not compared.
+impl RelationalGenerator {
+    /// The `SELECT` list of a query's result (whose columns nothing reads
+    /// by name): `exprs` each under a name of its own, or, sometimes, as
+    /// users write them, unnamed or all under one name; where `may_repeat`,
+    /// sometimes with one of them repeated (`SELECT a + 1, a + 1`), its kind
+    /// added to `kinds`. Two output columns of one name are SQL; which name
+    /// each engine shows is not compared.
+    fn output_list(
+        &mut self,
+        exprs: &mut Vec<String>,
+        kinds: &mut Vec<Kind>,
+        may_repeat: bool,
+    ) -> String {
+        if may_repeat && !exprs.is_empty() && self.rng.random_bool(0.2) {
+            let index = self.rng.random_range(0..exprs.len());
+            exprs.push(exprs[index].clone());
+            kinds.push(kinds[index]);
+        }
+        match self.rng.random_range(0..10) {
+            0..=5 => select_list(exprs),
+            6..=8 => exprs.join(", "),
+            _ => exprs
+                .iter()
+                .map(|expr| format!("{expr} AS c"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+}
+
+/// A `SELECT` list of `exprs`, each under a name of its own, for a list
+/// whose columns may be read by name.
 fn select_list(exprs: &[String]) -> String {
     exprs
         .iter()
