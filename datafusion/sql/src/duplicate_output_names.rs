@@ -86,11 +86,17 @@ impl OutputKeys {
         };
         let names: Vec<(Name, String)> = items
             .iter()
-            .map(|expr| {
-                (
-                    output_name(expr, input.schema()),
-                    expr.schema_name().to_string(),
-                )
+            .enumerate()
+            .map(|(i, expr)| {
+                let name = match first_branch.and_then(|schema| schema.fields().get(i)) {
+                    // The projection of a later branch names such an item
+                    // after the first branch's column
+                    Some(field) if !matches!(expr, Expr::Column(_) | Expr::Alias(_)) => {
+                        (None, field.name().clone())
+                    }
+                    _ => output_name(expr, input.schema()),
+                };
+                (name, expr.schema_name().to_string())
             })
             .collect();
         if !has_repeat(&names) {
