@@ -705,7 +705,7 @@ impl RelationalGenerator {
             format!("({}, {})", this.integer(scope, 0), this.integer(scope, 0))
         };
         let left = row(self, scope);
-        let branches = if depth > 0 { 3 } else { 2 };
+        let branches = if depth > 0 { 4 } else { 2 };
         match self.rng.random_range(0..branches) {
             0 => {
                 let op = ["=", "<>", "<", "<=", ">", ">="][self.rng.random_range(0..6)];
@@ -723,6 +723,17 @@ impl RelationalGenerator {
                     .collect::<Vec<_>>()
                     .join(", ");
                 format!("{left}{not} IN ({rows})")
+            }
+            3 => {
+                // A row subquery of one row: an aggregate without GROUP BY
+                let op = ["=", "<>", "<", "<=", ">", ">="][self.rng.random_range(0..6)];
+                self.in_subquery(scope, |this, scope, from| {
+                    let filter = this.where_clause(scope, depth.saturating_sub(1));
+                    // Of the subquery's own columns: an aggregate of outer
+                    // columns alone is the outer query's
+                    let (a, b) = (this.local_integer(scope), this.local_integer(scope));
+                    format!("{left} {op} (SELECT min({a}), max({b}) FROM {from}{filter})")
+                })
             }
             _ => {
                 let not = if self.rng.random_bool(0.4) {

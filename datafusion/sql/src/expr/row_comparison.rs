@@ -38,9 +38,16 @@
 //! wrong where a value is NULL. A struct value compared with a struct
 //! (`struct(a, b) = s`) keeps its struct semantics.
 
-use datafusion_common::{DFSchema, Result, internal_err, plan_err};
-use datafusion_expr::{Expr, Operator, and, binary_expr, lit, or};
-use sqlparser::ast::{BinaryOperator, Expr as SQLExpr};
+use std::sync::Arc;
+
+use datafusion_common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion_common::{DFSchema, Result, Spans, internal_err, not_impl_err, plan_err};
+use datafusion_expr::{
+    Expr, LogicalPlanBuilder, Operator, Subquery, and, binary_expr, lit, or,
+};
+use sqlparser::ast::{
+    BinaryOperator, Expr as SQLExpr, FunctionArg, FunctionArgExpr, FunctionArguments,
+};
 
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
 
@@ -55,6 +62,54 @@ pub(super) fn is_row_comparison(
     matches!((left, right), (SQLExpr::Tuple(left), SQLExpr::Tuple(right))
         if !left.is_empty() && left.len() == right.len())
         && comparison(op).is_some()
+}
+
+/// Whether `left op right` compares a row written as a row (`(a, b)` or
+/// `ROW(a, b)`) with a row subquery, either way round.
+pub(super) fn is_row_subquery_comparison(
+    left: &SQLExpr,
+    op: &BinaryOperator,
+    right: &SQLExpr,
+) -> bool {
+    let row_and_subquery = |row: &SQLExpr, subquery: &SQLExpr| {
+        row_values(row).is_some_and(|values| values.len() > 1)
+            && matches!(subquery, SQLExpr::Subquery(_))
+    };
+    comparison(op).is_some()
+        && (row_and_subquery(left, right) || row_and_subquery(right, left))
+}
+
+/// The values of a row written as a row: `(a, b)` or `ROW(a, b)`.
+fn row_values(expr: &SQLExpr) -> Option<Vec<SQLExpr>> {
+    match expr {
+        SQLExpr::Tuple(values) => Some(values.clone()),
+        SQLExpr::Function(function)
+            if function.name.0.len() == 1
+                && function.name.0[0]
+                    .as_ident()
+                    .is_some_and(|ident| ident.value.eq_ignore_ascii_case("row"))
+                && function.over.is_none()
+                && function.filter.is_none()
+                && function.within_group.is_empty() =>
+        {
+            let FunctionArguments::List(list) = &function.args else {
+                return None;
+            };
+            if list.duplicate_treatment.is_some() || !list.clauses.is_empty() {
+                return None;
+            }
+            list.args
+                .iter()
+                .map(|arg| match arg {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(expr)) => {
+                        Some(expr.clone())
+                    }
+                    _ => None,
+                })
+                .collect()
+        }
+        _ => None,
+    }
 }
 
 /// Whether `expr IN (list)` looks for a row written as a row among rows
@@ -117,6 +172,83 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
 }
 
 impl<S: ContextProvider> SqlToRel<'_, S> {
+    /// `left op right`, a row compared with a row subquery (see
+    /// [`is_row_subquery_comparison`]).
+    ///
+    /// The subquery returns one row, which the row is compared with; no row
+    /// compares as a row of NULLs, so the comparison is NULL; a second row is
+    /// an error. That is a scalar subquery of the comparison itself, the row's
+    /// values read as outer references:
+    ///
+    /// ```text
+    /// (a, b) < (SELECT x, y FROM s)   =>   (SELECT (a, b) < (x, y) FROM s)
+    /// ```
+    ///
+    /// which evaluates the subquery once, unlike one scalar subquery per
+    /// column, whose rows could differ where the subquery does not fix them
+    /// (a `LIMIT` without an `ORDER BY`).
+    pub(super) fn plan_row_subquery_comparison(
+        &self,
+        left: SQLExpr,
+        op: &BinaryOperator,
+        right: SQLExpr,
+        schema: &DFSchema,
+        planner_context: &mut PlannerContext,
+    ) -> Result<Expr> {
+        let Some(operator) = comparison(op) else {
+            return plan_err!("{op} does not compare two rows");
+        };
+        let (row, subquery, row_on_left) = match (left, right) {
+            (row, SQLExpr::Subquery(subquery)) => (row, subquery, true),
+            (SQLExpr::Subquery(subquery), row) => (row, subquery, false),
+            _ => return plan_err!("{op} does not compare a row with a subquery"),
+        };
+        let Some(values) = row_values(&row) else {
+            return plan_err!("{op} does not compare a row with a subquery");
+        };
+        let values = values
+            .into_iter()
+            .map(|value| {
+                let value =
+                    self.sql_expr_to_logical_expr(value, schema, planner_context)?;
+                outer_value(value, schema)
+            })
+            .collect::<Result<Vec<_>>>()?;
+
+        planner_context.append_outer_query_schema(Arc::new(schema.clone()));
+        let plan = self.query_to_plan(*subquery, planner_context);
+        planner_context.pop_outer_query_schema();
+        let plan = plan?;
+        let width = plan.schema().fields().len();
+        if width != values.len() {
+            return plan_err!(
+                "{op} compares a row of {} values with a subquery of {width} columns",
+                values.len()
+            );
+        }
+        let pairs = values
+            .into_iter()
+            .zip(plan.schema().columns())
+            .map(|(value, column)| {
+                let column = Expr::Column(column);
+                if row_on_left {
+                    (value, column)
+                } else {
+                    (column, value)
+                }
+            })
+            .collect();
+        let compared = compare_rows(pairs, operator)?;
+        let plan = LogicalPlanBuilder::from(plan)
+            .project([compared])?
+            .build()?;
+        Ok(Expr::ScalarSubquery(Subquery {
+            outer_ref_columns: plan.all_out_ref_exprs(),
+            subquery: Arc::new(plan),
+            spans: Spans::new(),
+        }))
+    }
+
     /// `row [NOT] IN (rows)` (see [`is_row_in_list`]).
     pub(super) fn plan_row_in_list(
         &self,
@@ -189,6 +321,45 @@ fn compare_rows(mut pairs: Vec<(Expr, Expr)>, operator: Operator) -> Result<Expr
             decided
         }
     })
+}
+
+/// `value`, of the query level `schema`, as the subquery it is compared in
+/// reads it: its columns as outer references. A value that holds an
+/// aggregate, a window function or a subquery is refused: it would be
+/// computed inside the subquery.
+fn outer_value(value: Expr, schema: &DFSchema) -> Result<Expr> {
+    let mut computed_inside = false;
+    value.apply(|e| {
+        computed_inside |= matches!(
+            e,
+            Expr::AggregateFunction(_)
+                | Expr::WindowFunction(_)
+                | Expr::ScalarSubquery(_)
+                | Expr::InSubquery(_)
+                | Expr::Exists(_)
+                | Expr::SetComparison(_)
+        );
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    if computed_inside {
+        return not_impl_err!(
+            "A row compared with a row subquery whose values hold an aggregate, \
+             a window function or a subquery; compare the subquery's columns one \
+             by one instead"
+        );
+    }
+    value
+        .transform(|e| match e {
+            Expr::Column(column) => {
+                let (_, field) = schema.qualified_field_from_column(&column)?;
+                Ok(Transformed::yes(Expr::OuterReferenceColumn(
+                    Arc::clone(field),
+                    column,
+                )))
+            }
+            other => Ok(Transformed::no(other)),
+        })
+        .map(|transformed| transformed.data)
 }
 
 #[cfg(test)]
