@@ -27,6 +27,7 @@ use datafusion_common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion_common::{Column, NullEquality, Result, internal_err};
 use datafusion_expr::logical_plan::{Aggregate, JoinType, Projection};
 use datafusion_expr::subquery_exprs::contains_subquery;
+use datafusion_expr::utils::grouping_set_to_exprlist;
 use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder};
 
 use super::count_bug::{compensated, empty_input_value, match_indicator};
@@ -43,10 +44,18 @@ impl DependentJoin<'_> {
         let input = self.push(&aggregate.input)?;
         let scope = [Arc::clone(aggregate.input.schema())];
         let names = aggregate.schema.columns();
-        let group_len = aggregate.group_expr.len();
-        let mut group_expr = aggregate
-            .group_expr
-            .iter()
+        // An expression grouped by twice is one column of the aggregate
+        let group_exprs = grouping_set_to_exprlist(&aggregate.group_expr)?;
+        let group_len = group_exprs.len();
+        if names.len() != group_len + aggregate.aggr_expr.len() {
+            return internal_err!(
+                "aggregate of {group_len} groups and {} aggregates has {} columns",
+                aggregate.aggr_expr.len(),
+                names.len()
+            );
+        }
+        let mut group_expr = group_exprs
+            .into_iter()
             .zip(&names)
             .map(|(expr, name)| self.named_on_tags(expr, name, &input.tags, &scope))
             .collect::<Result<Vec<_>>>()?;

@@ -138,9 +138,11 @@ fn grouping_sets<'a>(
     columns: &[&'a Expr],
 ) -> Result<Vec<Vec<&'a Expr>>> {
     Ok(match grouping_set {
-        GroupingSet::GroupingSets(sets) => {
-            sets.iter().map(|set| set.iter().collect()).collect()
-        }
+        // A set that lists an expression twice groups by it once
+        GroupingSet::GroupingSets(sets) => sets
+            .iter()
+            .map(|set| unique(&set.iter().collect::<Vec<_>>()))
+            .collect(),
         GroupingSet::Rollup(exprs) | GroupingSet::Cube(exprs)
             if exprs.len() != unique(columns).len() =>
         {
