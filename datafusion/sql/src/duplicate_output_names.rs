@@ -144,6 +144,7 @@ impl OutputKeys {
                 SelectExpr::Expression(expr.alias(key))
             })
             .collect();
+        drop(registry);
         apart
     }
 
