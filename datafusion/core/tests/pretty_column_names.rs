@@ -566,6 +566,13 @@ async fn items_of_one_name_show_it_twice() {
         &["a", "b", "a"],
     )
     .await;
+    // Two lists of one statement, whose repeated names are not alike
+    check(
+        "SELECT * FROM (SELECT a, a FROM t) s, (SELECT CAST(a AS DOUBLE), a::VARCHAR FROM t) x",
+        &["a", "a", "t.a", "t.a"],
+        &["a", "a", "a", "a"],
+    )
+    .await;
     check(
         "SELECT sum(b), sum(b) FROM t",
         &["sum(t.b)", "sum(t.b)"],

@@ -77,10 +77,15 @@ impl OutputKeys {
         first_branch: Option<&DFSchema>,
     ) -> Vec<SelectExpr> {
         // A scalar subquery beside a column of its name can take its own
-        // column's qualifier instead, which keeps the name as it was
-        let exprs = crate::expr::subquery_column_names::scalar_subqueries_named_apart(
-            exprs, input,
-        );
+        // column's qualifier instead, which keeps the name as it was (not in
+        // a later branch of a set operation, whose names are the first's)
+        let exprs = if first_branch.is_none() {
+            crate::expr::subquery_column_names::scalar_subqueries_named_apart(
+                exprs, input,
+            )
+        } else {
+            exprs
+        };
         let Some(items) = expanded(&exprs, input) else {
             return exprs;
         };
@@ -106,8 +111,21 @@ impl OutputKeys {
         let mut taken: Vec<Name> = Vec::with_capacity(items.len());
         let mut keys: HashSet<String> = HashSet::new();
         let mut registry = self.0.lock().unwrap();
-        let free = |key: &String, taken: &[Name], keys: &HashSet<String>| {
-            !keys.contains(key) && !taken.iter().any(|(_, n)| n == key)
+        // A key is a name no item of the list has, before or after it, and
+        // no other list of the statement uses for another name
+        let listed: HashSet<String> = names
+            .iter()
+            .flat_map(|((_, name), schema_name)| [name.clone(), schema_name.clone()])
+            .collect();
+        let free = |key: &String,
+                    stands_for: &str,
+                    taken: &[Name],
+                    keys: &HashSet<String>,
+                    registry: &HashMap<String, String>| {
+            !keys.contains(key)
+                && !listed.contains(key)
+                && !taken.iter().any(|(_, n)| n == key)
+                && registry.get(key).is_none_or(|name| name == stands_for)
         };
         let apart = items
             .into_iter()
@@ -122,13 +140,15 @@ impl OutputKeys {
                 let first_branch_name = first_branch
                     .and_then(|schema| schema.fields().get(i))
                     .map(|field| field.name().clone())
-                    .filter(|key| free(key, &taken, &keys));
+                    .filter(|key| {
+                        !keys.contains(key) && !taken.iter().any(|(_, n)| n == key)
+                    });
                 let key = match first_branch_name {
                     Some(key) => key,
                     None => {
                         let key = (1..)
                             .map(|n| format!("{schema_name}:{n}"))
-                            .find(|key| free(key, &taken, &keys))
+                            .find(|key| free(key, &name.1, &taken, &keys, &registry))
                             .expect("an unbounded range has a free key");
                         registry.insert(key.clone(), name.1);
                         key
@@ -160,10 +180,12 @@ impl OutputKeys {
     }
 }
 
-/// Refuses a table or view whose columns would be named by `schema`, when two
-/// of them share a name: a table's columns need names of their own, as
-/// PostgreSQL also requires (a column list on the statement names them
-/// instead).
+/// Refuses a table or view whose columns would be named by `schema`, when
+/// one of them is a key [`OutputKeys::apart`] gave a repeated name: a
+/// table's columns need names of their own, as PostgreSQL also requires (a
+/// column list on the statement names them instead). Two columns of one
+/// name that a join gives (`SELECT x.a, y.a`) are left to the table's own
+/// checks, as upstream leaves them.
 pub(crate) fn refuse_shared_names(keys: &OutputKeys, schema: &DFSchema) -> Result<()> {
     let registry = keys.0.lock().unwrap();
     match schema
@@ -228,6 +250,13 @@ pub(crate) fn rename_output(
         seen.insert(column.clone());
     }
 
+    let old_names: Vec<Name> = schema
+        .iter()
+        .map(|(qualifier, field)| (qualifier.cloned(), field.name().clone()))
+        .collect();
+    if columns == old_names {
+        return Ok(plan);
+    }
     let renamed_schema = {
         let fields = schema
             .iter()
@@ -256,10 +285,6 @@ pub(crate) fn rename_output(
             };
             expr.alias_qualified(qualifier.clone(), name)
         };
-    let old_names: Vec<Name> = schema
-        .iter()
-        .map(|(qualifier, field)| (qualifier.cloned(), field.name().clone()))
-        .collect();
     let projection = match plan {
         // Rename in the query's own projection rather than stack another.
         LogicalPlan::Projection(Projection { expr, input, .. }) => {
