@@ -215,7 +215,7 @@ fn has_item(schema: &DFSchema, qualifier: &TableReference) -> bool {
 }
 
 /// `expr`, the columns of the outer level `outer`, as a subquery reads them.
-fn as_outer_reference(expr: Expr, outer: &DFSchema) -> Result<Expr> {
+pub(crate) fn as_outer_reference(expr: Expr, outer: &DFSchema) -> Result<Expr> {
     expr.transform(|e| match e {
         Expr::Column(column) => {
             let (_, field) = outer.qualified_field_from_column(&column)?;

@@ -40,7 +40,7 @@
 
 use std::sync::Arc;
 
-use datafusion_common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion_common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion_common::{DFSchema, Result, Spans, internal_err, not_impl_err, plan_err};
 use datafusion_expr::{
     Expr, LogicalPlanBuilder, Operator, Subquery, and, binary_expr, lit, or,
@@ -348,18 +348,7 @@ fn outer_value(value: Expr, schema: &DFSchema) -> Result<Expr> {
              by one instead"
         );
     }
-    value
-        .transform(|e| match e {
-            Expr::Column(column) => {
-                let (_, field) = schema.qualified_field_from_column(&column)?;
-                Ok(Transformed::yes(Expr::OuterReferenceColumn(
-                    Arc::clone(field),
-                    column,
-                )))
-            }
-            other => Ok(Transformed::no(other)),
-        })
-        .map(|transformed| transformed.data)
+    crate::name_scopes::as_outer_reference(value, schema)
 }
 
 #[cfg(test)]
