@@ -94,3 +94,23 @@ pub(crate) fn filters_into_subquery(plan: LogicalPlan) -> Result<LogicalPlan> {
         other => Ok(other),
     }
 }
+
+/// The right side `plan` of a `LATERAL` join as a derived table: its
+/// subquery's plan under its alias, for a lateral item that reads no
+/// column of the join's left side.
+pub(crate) fn lateral_as_derived_table(plan: LogicalPlan) -> Result<LogicalPlan> {
+    match filters_into_subquery(plan)? {
+        LogicalPlan::Subquery(subquery) => Ok(Arc::unwrap_or_clone(subquery.subquery)),
+        LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. }) => {
+            match Arc::unwrap_or_clone(input) {
+                LogicalPlan::Subquery(subquery) => {
+                    LogicalPlanBuilder::from(Arc::unwrap_or_clone(subquery.subquery))
+                        .alias(alias)?
+                        .build()
+                }
+                other => LogicalPlanBuilder::from(other).alias(alias)?.build(),
+            }
+        }
+        other => Ok(other),
+    }
+}

@@ -22,9 +22,12 @@
 //!
 //! [`DecorrelateLateralJoin`]: crate::decorrelate_lateral_join::DecorrelateLateralJoin
 
+use std::sync::Arc;
+
 use datafusion_common::alias::AliasGenerator;
+use datafusion_common::spans::Spans;
 use datafusion_common::{Column, NullEquality, Result};
-use datafusion_expr::logical_plan::{Join, JoinType};
+use datafusion_expr::logical_plan::{Join, JoinType, Subquery};
 use datafusion_expr::utils::conjunction;
 use datafusion_expr::{BinaryExpr, Expr, LogicalPlan, LogicalPlanBuilder, Operator};
 
@@ -88,22 +91,7 @@ pub(super) fn rewrite_lateral(
         outer_key_equality(&join.left, &outer, &plan, &tags, tagged.non_null_tags);
     // The join's own condition, with the equalities a rule moved into its
     // keys, reads the two sides under the same names as before
-    let condition = conjunction(
-        join.on
-            .iter()
-            .map(|(left, right)| {
-                let op = match join.null_equality {
-                    NullEquality::NullEqualsNothing => Operator::Eq,
-                    NullEquality::NullEqualsNull => Operator::IsNotDistinctFrom,
-                };
-                Expr::BinaryExpr(BinaryExpr::new(
-                    Box::new(left.clone()),
-                    op,
-                    Box::new(right.clone()),
-                ))
-            })
-            .chain(join.filter.clone()),
-    );
+    let condition = condition_of(join);
     let joined = LogicalPlanBuilder::from(join.left.as_ref().clone())
         .join_detailed(
             plan,
@@ -117,6 +105,91 @@ pub(super) fn rewrite_lateral(
     Ok(Some(joined))
 }
 
+/// The whole condition of `join`: its key equalities and its filter.
+fn condition_of(join: &Join) -> Option<Expr> {
+    let op = match join.null_equality {
+        NullEquality::NullEqualsNothing => Operator::Eq,
+        NullEquality::NullEqualsNull => Operator::IsNotDistinctFrom,
+    };
+    conjunction(
+        join.on
+            .iter()
+            .map(|(left, right)| {
+                Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(left.clone()),
+                    op,
+                    Box::new(right.clone()),
+                ))
+            })
+            .chain(join.filter.clone()),
+    )
+}
+
+/// `l, r1 JOIN LATERAL (subquery reading l) ON p` as `l, LATERAL (SELECT *
+/// FROM r1 JOIN LATERAL (subquery) ON p)`: the join on the right of `join`
+/// made the lateral subquery of `join` when a lateral item in it reads
+/// `l`, the left side of `join`.
+///
+/// A `LATERAL` item may read any `FROM` item to its left, also one outside
+/// the join it is the right side of: `join`'s left side is the nearest
+/// level that holds the column, and [`rewrite_lateral`] evaluates the whole
+/// right side for each value of `l` it reads, the inner lateral item among
+/// it. The right side's rows and columns are the same for every row of
+/// `l`, whether read as a join or as a subquery; `join` keeps its type
+/// (inner or left) and its condition.
+pub(super) fn right_side_as_lateral(join: &Join) -> Result<Option<Join>> {
+    let Some(right) = reassociable(&join.right) else {
+        return Ok(None);
+    };
+    if !matches!(join.join_type, JoinType::Inner | JoinType::Left)
+        || !reads_across(right, &join.left)?
+    {
+        return Ok(None);
+    }
+    let body = Arc::clone(&join.right);
+    let lateral = LogicalPlan::Subquery(Subquery {
+        outer_ref_columns: body.all_out_ref_exprs(),
+        subquery: body,
+        spans: Spans::new(),
+    });
+    let mut wrapped = join.clone();
+    wrapped.right = Arc::new(lateral);
+    Ok(Some(wrapped))
+}
+
+/// Whether a lateral item in the tree of inner and left joins `join` reads
+/// a column of `outer`.
+fn reads_across(join: &Join, outer: &LogicalPlan) -> Result<bool> {
+    if let Some(subquery) = lateral_side(&join.right)
+        && !correlated_in_plan(&subquery.subquery, outer)?.is_empty()
+    {
+        return Ok(true);
+    }
+    if let Some(left) = reassociable(&join.left)
+        && reads_across(left, outer)?
+    {
+        return Ok(true);
+    }
+    match reassociable(&join.right) {
+        Some(right) => reads_across(right, outer),
+        None => Ok(false),
+    }
+}
+
+/// `plan` as a join whose lateral items [`right_side_as_lateral`] looks
+/// into.
+fn reassociable(plan: &LogicalPlan) -> Option<&Join> {
+    match plan {
+        LogicalPlan::Join(join)
+            if matches!(join.join_type, JoinType::Inner | JoinType::Left)
+                && !join.null_aware =>
+        {
+            Some(join)
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -124,11 +197,13 @@ mod tests {
     use datafusion_common::Result;
     use datafusion_common::spans::Spans;
     use datafusion_expr::logical_plan::Subquery;
-    use datafusion_expr::{ExprFunctionExt, LogicalPlan, LogicalPlanBuilder, col};
+    use datafusion_expr::{
+        ExprFunctionExt, JoinType, LogicalPlan, LogicalPlanBuilder, col,
+    };
     use datafusion_functions_window::expr_fn::row_number;
 
     use crate::decorrelate_subqueries::test_util::decorrelated;
-    use crate::dependent_join::test_util::{rows_of_key, table};
+    use crate::dependent_join::test_util::{outer, rows_of_key, table};
 
     #[test]
     fn a_lateral_subquery_is_joined_on_the_values_it_reads() -> Result<()> {
@@ -161,6 +236,84 @@ mod tests {
                         Filter: s.k IS NOT NULL
                           TableScan: s
             ");
+        Ok(())
+    }
+
+    #[test]
+    fn a_lateral_item_reading_beyond_its_join_takes_the_join_along() -> Result<()> {
+        // o, s JOIN LATERAL (SELECT o.v AS x) l ON s.v = l.x: the lateral
+        // item reads o, outside the join it is the right side of
+        let body = table("t")?
+            .project([outer("v").alias("x")])?
+            .limit(0, Some(1))?
+            .build()?;
+        let lateral = LogicalPlan::Subquery(Subquery {
+            outer_ref_columns: body.all_out_ref_exprs(),
+            subquery: Arc::new(body),
+            spans: Spans::new(),
+        });
+        let lateral = LogicalPlanBuilder::from(lateral).alias("l")?.build()?;
+        let right = table("s")?
+            .join_on(lateral, JoinType::Inner, [col("s.v").eq(col("l.x"))])?
+            .build()?;
+        let plan = table("o")?.cross_join(right)?.build()?;
+        insta::assert_snapshot!(decorrelated(plan)?, @r"
+            Projection: o.k, o.v, s.k, s.v, l.x
+              Inner Join: o.v = l.__domain_1_0
+                TableScan: o
+                Inner Join:  Filter: s.v = l.x
+                  TableScan: s
+                  SubqueryAlias: l
+                    Projection: x, __domain_instance_2.__domain_1_0
+                      Filter: __row_number_3 <= UInt64(1)
+                        WindowAggr: windowExpr=[[row_number() PARTITION BY [__domain_instance_2.__domain_1_0] RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW AS __row_number_3]]
+                          Projection: __domain_instance_2.__domain_1_0 AS x, __domain_instance_2.__domain_1_0
+                            Cross Join:
+                              TableScan: t
+                              SubqueryAlias: __domain_instance_2
+                                Aggregate: groupBy=[[__domain_1_0]], aggr=[[]]
+                                  Projection: o.v AS __domain_1_0
+                                    TableScan: o
+        ");
+        Ok(())
+    }
+
+    #[test]
+    fn the_domain_of_a_cross_join_is_taken_from_the_side_read() -> Result<()> {
+        // o, s, LATERAL (SELECT o.v AS x FROM t LIMIT 1) l: the values of
+        // o.v are those of o alone, without the product with s
+        let body = table("t")?
+            .project([outer("v").alias("x")])?
+            .limit(0, Some(1))?
+            .build()?;
+        let lateral = LogicalPlan::Subquery(Subquery {
+            outer_ref_columns: body.all_out_ref_exprs(),
+            subquery: Arc::new(body),
+            spans: Spans::new(),
+        });
+        let lateral = LogicalPlanBuilder::from(lateral).alias("l")?.build()?;
+        let plan = table("o")?
+            .cross_join(table("s")?.build()?)?
+            .cross_join(lateral)?
+            .build()?;
+        insta::assert_snapshot!(decorrelated(plan)?, @r"
+            Projection: o.k, o.v, s.k, s.v, l.x
+              Inner Join: o.v = l.__domain_1_0
+                Cross Join:
+                  TableScan: o
+                  TableScan: s
+                SubqueryAlias: l
+                  Projection: x, __domain_instance_2.__domain_1_0
+                    Filter: __row_number_3 <= UInt64(1)
+                      WindowAggr: windowExpr=[[row_number() PARTITION BY [__domain_instance_2.__domain_1_0] RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW AS __row_number_3]]
+                        Projection: __domain_instance_2.__domain_1_0 AS x, __domain_instance_2.__domain_1_0
+                          Cross Join:
+                            TableScan: t
+                            SubqueryAlias: __domain_instance_2
+                              Aggregate: groupBy=[[__domain_1_0]], aggr=[[]]
+                                Projection: o.v AS __domain_1_0
+                                  TableScan: o
+        ");
         Ok(())
     }
 }

@@ -78,7 +78,7 @@ use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder};
 use self::exists::join_exists;
 use self::in_subquery::join_in;
 use self::join_condition::rewrite_join_condition;
-use self::lateral::rewrite_lateral;
+use self::lateral::{rewrite_lateral, right_side_as_lateral};
 use self::scalar::join_scalar_subquery;
 use crate::correlation::{correlated_columns, free_outer_columns, stop_when};
 use crate::optimizer::ApplyOrder;
@@ -129,10 +129,17 @@ fn rewrite_plan(
 ) -> Result<Transformed<LogicalPlan>> {
     let alias_generator = config.alias_generator().as_ref();
     match plan {
-        LogicalPlan::Join(join) => match rewrite_lateral(&join, alias_generator)? {
-            Some(plan) => Ok(Transformed::yes(plan)),
-            None => rewrite_join_condition(join, alias_generator),
-        },
+        LogicalPlan::Join(join) => {
+            if let Some(wrapped) = right_side_as_lateral(&join)?
+                && let Some(plan) = rewrite_lateral(&wrapped, alias_generator)?
+            {
+                return Ok(Transformed::yes(plan));
+            }
+            match rewrite_lateral(&join, alias_generator)? {
+                Some(plan) => Ok(Transformed::yes(plan)),
+                None => rewrite_join_condition(join, alias_generator),
+            }
+        }
         LogicalPlan::Sort(sort) if sort_reads_below_input(&sort)? => {
             let schema = Arc::clone(sort.input.schema());
             let widened = widen_sort_input(sort)?;

@@ -28,16 +28,26 @@ use datafusion_expr::logical_plan::{Join, JoinType, Subquery, SubqueryAlias};
 use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, lit, when};
 
 use super::{DependentJoin, Tagged, not_distinct};
-use crate::correlation::lateral::{filters_into_subquery, lateral_side};
-use crate::correlation::replace_in_subquery;
+use crate::correlation::lateral::{
+    filters_into_subquery, lateral_as_derived_table, lateral_side,
+};
+use crate::correlation::{correlated_in_plan, replace_in_subquery};
 
 impl DependentJoin<'_> {
     pub(super) fn push_join(&self, join: &Join) -> Result<Tagged> {
-        if lateral_side(&join.right).is_some()
+        if let Some(subquery) = lateral_side(&join.right)
             && matches!(join.join_type, JoinType::Inner | JoinType::Left)
             && self.reads_outer(&join.right)?
         {
-            return self.push_lateral(join);
+            if !correlated_in_plan(&subquery.subquery, &join.left)?.is_empty() {
+                return self.push_lateral(join);
+            }
+            // A lateral item that reads outer columns only is a derived
+            // table reading them: the domain goes to it, not to the left
+            let mut derived = join.clone();
+            derived.right =
+                Arc::new(lateral_as_derived_table(join.right.as_ref().clone())?);
+            return self.push_join(&derived);
         }
         let left_reads = self.reads_outer(&join.left)?;
         let right_reads = self.reads_outer(&join.right)?;

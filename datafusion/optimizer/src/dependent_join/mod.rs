@@ -69,12 +69,13 @@ use std::sync::Arc;
 
 use datafusion_common::alias::AliasGenerator;
 use datafusion_common::{Column, DFSchemaRef, Result, not_impl_err};
-use datafusion_expr::logical_plan::{Distinct, SubqueryAlias, Unnest};
+use datafusion_expr::logical_plan::{Distinct, Join, JoinType, SubqueryAlias, Unnest};
 use datafusion_expr::{
     Expr, LogicalPlan, LogicalPlanBuilder, Operator, SortExpr, binary_expr,
 };
 
-use crate::correlation::{reads_columns, replace_outer};
+use crate::correlation::lateral::lateral_side;
+use crate::correlation::{correlated_in_plan, reads_columns, replace_outer};
 
 pub(crate) use self::aggregate::aggregate_below_renames;
 
@@ -104,7 +105,7 @@ impl Domain {
         // in another may be decorrelated after the rule that replaces
         // `Distinct` has run its last pass
         let plan = distinct_rows(
-            LogicalPlanBuilder::from(outer_plan.clone())
+            LogicalPlanBuilder::from(side_holding(outer_plan, &outer)?.clone())
                 .project(
                     outer
                         .iter()
@@ -123,6 +124,42 @@ impl Domain {
     fn index_of(&self, column: &Column) -> Option<usize> {
         self.outer.iter().position(|outer| outer == column)
     }
+}
+
+/// The input of the cross joins at the top of `plan` that holds every
+/// column of `outer`, or `plan`.
+///
+/// A cross join returns every value of each side (or no row, where the
+/// other side is empty): the distinct values of one side's columns are
+/// those of the side alone, without the product, unless the side is a
+/// lateral item reading the other. `FROM a, b, LATERAL (... a.x ...)`
+/// takes the values of `a.x` from `a`.
+fn side_holding<'a>(plan: &'a LogicalPlan, outer: &[Column]) -> Result<&'a LogicalPlan> {
+    let LogicalPlan::Join(join) = plan else {
+        return Ok(plan);
+    };
+    if join.join_type != JoinType::Inner || !join.on.is_empty() || join.filter.is_some() {
+        return Ok(plan);
+    }
+    let holds =
+        |side: &LogicalPlan| outer.iter().all(|column| side.schema().has_column(column));
+    if holds(&join.left) {
+        side_holding(&join.left, outer)
+    } else if holds(&join.right) && !reads_other_side(join)? {
+        side_holding(&join.right, outer)
+    } else {
+        Ok(plan)
+    }
+}
+
+/// Whether the right side of `join` reads columns of its left side: a
+/// lateral item, or a join holding one.
+fn reads_other_side(join: &Join) -> Result<bool> {
+    let right = match lateral_side(&join.right) {
+        Some(lateral) => lateral.subquery.as_ref(),
+        None => join.right.as_ref(),
+    };
+    Ok(!correlated_in_plan(right, &join.left)?.is_empty())
 }
 
 /// A plan tagged with the domain value each of its rows belongs to.
