@@ -26,6 +26,8 @@
 //! - A qualified `x.c` is a column of the innermost level with a `FROM`
 //!   item named `x`. If that item has no column `c`, there is no such
 //!   column; it is never the `x.c` of a level further out.
+//! - The `FROM` items to the left of a `LATERAL` item are a level of their
+//!   own, inside the level of the query whose `FROM` clause holds them.
 //! - Two `FROM` items of one level never share a name: `FROM t x, u x` is
 //!   refused, as PostgreSQL refuses it ("table name specified more than
 //!   once"), rather than letting `x.c` mean whichever item has a `c`.
