@@ -72,7 +72,7 @@ use datafusion_common::{
 };
 use datafusion_expr::expr::{Exists, InSubquery};
 use datafusion_expr::logical_plan::{Aggregate, Join, Sort, Subquery, Window};
-use datafusion_expr::utils::split_conjunction;
+use datafusion_expr::utils::{conjunction, split_conjunction};
 use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder};
 
 use self::exists::join_exists;
@@ -154,9 +154,45 @@ fn rewrite_plan(
             if normalized.transformed {
                 return Ok(normalized);
             }
-            rewrite_node(normalized.data, alias_generator).map(Transformed::yes)
+            let plan = plain_conjuncts_first(normalized.data)?;
+            rewrite_node(plan, alias_generator).map(Transformed::yes)
         }
         plan => Ok(Transformed::no(plan)),
+    }
+}
+
+/// `plan`, if a filter whose conjuncts hold subqueries to rewrite beside
+/// others that hold none, as the filter of the ones over the filter of the
+/// others: the subqueries then take the values they read from the rows
+/// that pass the others, not from the whole input.
+///
+/// `a, b WHERE a.k = b.k AND EXISTS (... a.x ... b.y ...)` evaluates the
+/// subquery for the pairs `(a.x, b.y)` of the join, not of the cross join
+/// (a product of the two tables, before the optimizer moves `a.k = b.k`
+/// into a join). A row that fails a conjunct fails the filter whatever the
+/// subquery's answer for it.
+fn plain_conjuncts_first(plan: LogicalPlan) -> Result<LogicalPlan> {
+    let LogicalPlan::Filter(filter) = plan else {
+        return Ok(plan);
+    };
+    let input_schemas = [filter.input.schema().as_ref()];
+    let mut with_subqueries = vec![];
+    let mut plain = vec![];
+    for conjunct in split_conjunction(&filter.predicate) {
+        if conjunct.exists(|expr| to_rewrite(expr, &input_schemas))? {
+            with_subqueries.push(conjunct.clone());
+        } else {
+            plain.push(conjunct.clone());
+        }
+    }
+    match (conjunction(plain), conjunction(with_subqueries)) {
+        (Some(plain), Some(with_subqueries)) => {
+            LogicalPlanBuilder::from(Arc::unwrap_or_clone(filter.input))
+                .filter(plain)?
+                .filter(with_subqueries)?
+                .build()
+        }
+        _ => Ok(LogicalPlan::Filter(filter)),
     }
 }
 
@@ -601,6 +637,43 @@ mod tests {
     /// the second subquery's domain is the distinct `o.k` of `o`, not of the
     /// first subquery's join (which made the plan double with each
     /// subquery of one expression).
+    #[test]
+    fn a_subquery_takes_its_domain_from_the_rows_the_other_conjuncts_keep() -> Result<()>
+    {
+        // o, s WHERE o.k = s.k AND EXISTS (SELECT 1 FROM t WHERE t.v >
+        // o.v + s.v): the pairs of the join, not of the product
+        let subquery = table("t")?
+            .filter(col("t.v").gt(outer("v") + out_ref_col(DataType::Int32, "s.v")))?
+            .project([lit(1)])?
+            .build()?;
+        let plan = table("o")?
+            .cross_join(table("s")?.build()?)?
+            .filter(col("o.k").eq(col("s.k")).and(exists(Arc::new(subquery))))?
+            .build()?;
+        insta::assert_snapshot!(decorrelated(plan)?, @r"
+            Projection: o.k, o.v, s.k, s.v
+              Filter: __subquery_3.mark
+                LeftMark Join: o.v = __subquery_3.__subquery_3_2, s.v = __subquery_3.__subquery_3_3
+                  Filter: o.k = s.k
+                    Cross Join:
+                      TableScan: o
+                      TableScan: s
+                  SubqueryAlias: __subquery_3
+                    Projection: t.k AS __subquery_3_0, t.v AS __subquery_3_1, __domain_instance_2.__domain_1_0 AS __subquery_3_2, __domain_instance_2.__domain_1_1 AS __subquery_3_3
+                      Filter: t.v > __domain_instance_2.__domain_1_0 + __domain_instance_2.__domain_1_1
+                        Cross Join:
+                          TableScan: t
+                          SubqueryAlias: __domain_instance_2
+                            Aggregate: groupBy=[[__domain_1_0, __domain_1_1]], aggr=[[]]
+                              Projection: o.v AS __domain_1_0, s.v AS __domain_1_1
+                                Filter: o.k = s.k
+                                  Cross Join:
+                                    TableScan: o
+                                    TableScan: s
+        ");
+        Ok(())
+    }
+
     #[test]
     fn each_subquery_takes_its_domain_from_the_operator_input() -> Result<()> {
         let above = |table_name: &str| -> Result<Arc<LogicalPlan>> {
