@@ -17,20 +17,22 @@
 
 //! A subquery in a join's `ON`: in an inner join's condition it is a
 //! subquery of a filter above the join; in an outer join's, one that reads
-//! the columns of one side is computed on that side.
+//! the columns of one side is computed on that side, and in a left or
+//! right join's, one that reads both is computed for each combination of
+//! the columns it reads, which the side the join does not preserve takes.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use datafusion_common::alias::AliasGenerator;
 use datafusion_common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion_common::{Column, DFSchema, Result, not_impl_err};
+use datafusion_common::{Column, DFSchema, NullEquality, Result, not_impl_err};
 use datafusion_expr::logical_plan::{Filter, Join, JoinType};
 use datafusion_expr::subquery_exprs::subquery_of;
 use datafusion_expr::utils::{conjunction, split_conjunction};
-use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder};
+use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, Operator, binary_expr};
 
-use super::{rewrite_node, to_rewrite};
+use super::{plain_conjuncts_first, rewrite_node, to_rewrite};
 use crate::correlation::free_outer_columns;
 
 /// Rewrites a join whose condition holds a subquery.
@@ -56,9 +58,13 @@ pub(super) fn rewrite_join_condition(
             condition,
             Arc::new(unfiltered.recompute_schema()?),
         )?);
-        return rewrite_node(filtered, alias_generator).map(Transformed::yes);
+        return rewrite_node(plain_conjuncts_first(filtered)?, alias_generator)
+            .map(Transformed::yes);
     }
     if let Some(plan) = condition_on_sides(&join, alias_generator)? {
+        return Ok(Transformed::yes(plan));
+    }
+    if let Some(plan) = condition_on_pairs(&join, alias_generator)? {
         return Ok(Transformed::yes(plan));
     }
     not_impl_err!(
@@ -134,6 +140,145 @@ fn condition_on_sides(
     Ok(Some(plan))
 }
 
+/// A left or right join whose condition holds a subquery that reads both
+/// sides, `t1 LEFT JOIN t2 ON t1.k = t2.k AND t1.a IN (SELECT a FROM t3
+/// WHERE t3.b > t2.b)`: the conjuncts that hold subqueries are evaluated
+/// once for each distinct combination of the columns they read among the
+/// pairs the other conjuncts match (an inner join), and the side the join
+/// does not preserve takes each combination its rows are in.
+///
+/// For a left join, the right side becomes `t2 JOIN conditions ON t2.b =
+/// conditions.t2_b`, and the condition reads `t1.a = conditions.t1_a AND
+/// conditions.value`. A pair of rows the other conjuncts match meets the
+/// one row of `conditions` of its combination (they are distinct, and
+/// compared NULL-safe), whose value is the conjuncts' for the pair; any
+/// other row of `conditions` differs in a column of the preserved side. So
+/// the join matches the same pairs, and NULL-extends the same rows of the
+/// preserved side. A right join is the same the other way round; a full
+/// join preserves both sides and is left (`None`).
+fn condition_on_pairs(
+    join: &Join,
+    alias_generator: &AliasGenerator,
+) -> Result<Option<LogicalPlan>> {
+    let Some(filter) = &join.filter else {
+        return Ok(None);
+    };
+    if !matches!(join.join_type, JoinType::Left | JoinType::Right) {
+        return Ok(None);
+    }
+    let (left_schema, right_schema) = (join.left.schema(), join.right.schema());
+    let schemas = [left_schema.as_ref(), right_schema.as_ref()];
+    let mut plain = vec![];
+    let mut with_subqueries = vec![];
+    let mut read = BTreeSet::new();
+    for conjunct in split_conjunction(filter) {
+        if conjunct.exists(|expr| to_rewrite(expr, &schemas))? {
+            read.extend(columns_read(conjunct)?);
+            with_subqueries.push(conjunct.clone());
+        } else {
+            plain.push(conjunct.clone());
+        }
+    }
+    let Some(evaluated) = conjunction(with_subqueries) else {
+        return Ok(None);
+    };
+    let read: Vec<Column> = read
+        .into_iter()
+        .filter(|column| {
+            left_schema.has_column(column) || right_schema.has_column(column)
+        })
+        .collect();
+    // The combinations of the columns read among the pairs the other
+    // conjuncts match, and the conjuncts' value for each
+    let pairs = LogicalPlan::Join(Join::try_new(
+        Arc::clone(&join.left),
+        Arc::clone(&join.right),
+        join.on.clone(),
+        conjunction(plain.clone()),
+        JoinType::Inner,
+        join.join_constraint,
+        join.null_equality,
+        false,
+    )?);
+    let combinations = LogicalPlanBuilder::from(pairs)
+        .aggregate(read.iter().cloned().map(Expr::Column), Vec::<Expr>::new())?
+        .build()?;
+    let prefix = alias_generator.next("__condition");
+    let names: Vec<String> = (0..read.len()).map(|i| format!("{prefix}_{i}")).collect();
+    let value_name = format!("{prefix}_value");
+    let exprs = read
+        .iter()
+        .zip(&names)
+        .map(|(column, name)| Expr::Column(column.clone()).alias(name))
+        .chain([evaluated.alias(&value_name)]);
+    let conditions = LogicalPlanBuilder::from(combinations)
+        .project(exprs)?
+        .build()?;
+    let conditions = rewrite_node(conditions, alias_generator)?;
+    let conditions = LogicalPlanBuilder::from(conditions)
+        .alias(prefix.as_str())?
+        .build()?;
+    let of_conditions = |name: &str| Column::new(Some(prefix.as_str()), name);
+    // The side the join does not preserve takes the combinations its rows
+    // are in; the condition compares the preserved side's columns
+    let unpreserved_schema = match join.join_type {
+        JoinType::Left => right_schema,
+        _ => left_schema,
+    };
+    let (mut unpreserved_keys, mut preserved_keys) = (vec![], vec![]);
+    for (column, name) in read.iter().zip(&names) {
+        let pair = (column.clone(), of_conditions(name));
+        if unpreserved_schema.has_column(column) {
+            unpreserved_keys.push(pair);
+        } else {
+            preserved_keys.push(pair);
+        }
+    }
+    let unpreserved = match join.join_type {
+        JoinType::Left => &join.right,
+        _ => &join.left,
+    };
+    let with_conditions = LogicalPlanBuilder::from(unpreserved.as_ref().clone())
+        .join_detailed(
+            conditions,
+            JoinType::Inner,
+            unpreserved_keys.into_iter().unzip(),
+            None,
+            NullEquality::NullEqualsNull,
+        )?
+        .build()?;
+    let condition = conjunction(
+        plain
+            .into_iter()
+            .chain(preserved_keys.into_iter().map(|(column, of_conditions)| {
+                binary_expr(
+                    Expr::Column(column),
+                    Operator::IsNotDistinctFrom,
+                    Expr::Column(of_conditions),
+                )
+            }))
+            .chain([Expr::Column(of_conditions(&value_name))]),
+    );
+    let (left, right) = match join.join_type {
+        JoinType::Left => (join.left.as_ref().clone(), with_conditions),
+        _ => (with_conditions, join.right.as_ref().clone()),
+    };
+    let joined = LogicalPlan::Join(Join::try_new(
+        Arc::new(left),
+        Arc::new(right),
+        join.on.clone(),
+        condition,
+        join.join_type,
+        join.join_constraint,
+        join.null_equality,
+        false,
+    )?);
+    let columns = join.schema.columns().into_iter().map(Expr::Column);
+    Ok(Some(
+        LogicalPlanBuilder::from(joined).project(columns)?.build()?,
+    ))
+}
+
 /// The columns `expr` reads: its own, and the outer columns of the
 /// subqueries in it.
 fn columns_read(expr: &Expr) -> Result<BTreeSet<Column>> {
@@ -174,17 +319,18 @@ mod tests {
     fn an_inner_join_condition_is_a_filter_above_the_join() -> Result<()> {
         insta::assert_snapshot!(decorrelated(join_on_exists(JoinType::Inner)?)?, @r"
             Projection: o.k, o.v, t.k, t.v
-              Filter: o.k = t.k AND __subquery_3.mark
+              Filter: __subquery_3.mark
                 LeftMark Join: t.v = __subquery_3.__subquery_3_2
-                  Cross Join:
-                    TableScan: o
-                    TableScan: t
+                  Filter: o.k = t.k
+                    Cross Join:
+                      TableScan: o
+                      TableScan: t
                   SubqueryAlias: __subquery_3
                     Projection: s.k AS __subquery_3_0, s.v AS __subquery_3_1, __domain_tag_2_0 AS __subquery_3_2
                       Projection: s.k, s.v, s.v AS __domain_tag_2_0
                         Filter: s.v IS NOT NULL
                           TableScan: s
-            ");
+        ");
         Ok(())
     }
 
@@ -203,6 +349,49 @@ mod tests {
                           Filter: s.v IS NOT NULL
                             TableScan: s
             ");
+        Ok(())
+    }
+
+    #[test]
+    fn an_outer_join_condition_reading_both_sides_is_computed_per_combination()
+    -> Result<()> {
+        // o LEFT JOIN t ON o.k = t.k AND EXISTS (SELECT * FROM s WHERE s.v
+        // = o.v + t.v)
+        let subquery =
+            table("s")?
+                .filter(col("s.v").eq(out_ref_col(DataType::Int32, "o.v")
+                    + out_ref_col(DataType::Int32, "t.v")))?
+                .build()?;
+        let condition = col("o.k").eq(col("t.k")).and(exists(Arc::new(subquery)));
+        let plan = table("o")?
+            .join_on(table("t")?.build()?, JoinType::Left, [condition])?
+            .build()?;
+        insta::assert_snapshot!(decorrelated(plan)?, @r"
+            Projection: o.k, o.v, t.k, t.v
+              Left Join:  Filter: o.k = t.k AND o.v IS NOT DISTINCT FROM __condition_1.__condition_1_0 AND __condition_1.__condition_1_value
+                TableScan: o
+                Inner Join: t.v = __condition_1.__condition_1_1
+                  TableScan: t
+                  SubqueryAlias: __condition_1
+                    Projection: o.v AS __condition_1_0, t.v AS __condition_1_1, __subquery_4.mark AS __condition_1_value
+                      LeftMark Join: o.v = __subquery_4.__subquery_4_2, t.v = __subquery_4.__subquery_4_3
+                        Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
+                          Inner Join:  Filter: o.k = t.k
+                            TableScan: o
+                            TableScan: t
+                        SubqueryAlias: __subquery_4
+                          Projection: s.k AS __subquery_4_0, s.v AS __subquery_4_1, __domain_instance_3.__domain_2_0 AS __subquery_4_2, __domain_instance_3.__domain_2_1 AS __subquery_4_3
+                            Filter: s.v = __domain_instance_3.__domain_2_0 + __domain_instance_3.__domain_2_1
+                              Cross Join:
+                                TableScan: s
+                                SubqueryAlias: __domain_instance_3
+                                  Aggregate: groupBy=[[__domain_2_0, __domain_2_1]], aggr=[[]]
+                                    Projection: o.v AS __domain_2_0, t.v AS __domain_2_1
+                                      Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
+                                        Inner Join:  Filter: o.k = t.k
+                                          TableScan: o
+                                          TableScan: t
+        ");
         Ok(())
     }
 }
