@@ -75,3 +75,28 @@ fn environment_turns_labels_off() {
         "Int64(1) + Int64(2),sum(t.x),t.x * Int64(2)\n3,1,2\n"
     );
 }
+
+/// The forms the planner writes as other expressions are labelled as typed:
+/// a row `IN` a subquery (planned as a `CASE` over two `EXISTS`) and
+/// `ARRAY(subquery)` (an aggregate); a `DESC` key in a subquery shows no
+/// default `NULLS FIRST`.
+#[test]
+fn rewritten_forms_are_labelled_as_typed() {
+    let printed = run(
+        &[
+            "CREATE TABLE t (a INT, b INT) AS VALUES (1, 2), (2, 1)",
+            "SELECT (a, b) IN (SELECT b, a FROM t x), \
+             cardinality(ARRAY(SELECT b FROM t x WHERE x.a >= t.a ORDER BY b DESC)), \
+             (SELECT x.b FROM t x WHERE x.a <> t.a ORDER BY x.b DESC LIMIT 1) \
+             FROM t ORDER BY a",
+        ],
+        None,
+    );
+    assert_eq!(
+        printed,
+        "\"(a, b) IN (SELECT b, a FROM t x)\",\
+         cardinality(ARRAY(SELECT b FROM t x WHERE x.a >= t.a ORDER BY b DESC)),\
+         (SELECT x.b FROM t AS x WHERE x.a <> t.a ORDER BY x.b DESC LIMIT 1)\n\
+         true,2,1\ntrue,1,2\n"
+    );
+}

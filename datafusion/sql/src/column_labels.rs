@@ -60,7 +60,9 @@ use crate::expr::implicit_window_frame::implicit_window_frame;
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
 
 mod sql_text;
+mod typed_items;
 use sql_text::{count_over_wildcard, is_count_star_alias, sort_text, sql_text};
+use typed_items::rewritten_item_texts;
 
 impl<S: ContextProvider> SqlToRel<'_, S> {
     /// Plans a top-level query statement, then labels its output columns when
@@ -70,10 +72,12 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         query: Query,
         planner_context: &mut PlannerContext,
     ) -> Result<LogicalPlan> {
-        let named = self
-            .options
-            .pretty_column_names
-            .then(|| self.named_select_columns(&query));
+        let named = self.options.pretty_column_names.then(|| {
+            (
+                self.named_select_columns(&query),
+                rewritten_item_texts(&query),
+            )
+        });
         let plan = self.query_to_plan(query, planner_context)?;
         // `SELECT ... INTO` names a table's columns, not a result's
         if let LogicalPlan::Ddl(ddl) = &plan {
@@ -83,15 +87,20 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
             return Ok(plan);
         }
         let keys = planner_context.output_keys().shown_names(plan.schema());
-        let Some(named) = named else {
+        let Some((named, mut rewritten)) = named else {
             return rename_output(plan, &keys);
         };
         // Labels show an aggregate of outer columns as it was written
         let shown = self.with_outer_aggregates_written(&plan, planner_context)?;
+        // and a select item the planner rewrote as its SQL text
+        if rewritten.len() != keys.len() {
+            rewritten = vec![None; keys.len()];
+        }
         let names = column_labels(&plan, shown.as_ref(), &named)
             .into_iter()
+            .zip(rewritten)
             .zip(keys)
-            .map(|(label, key)| label.or(key))
+            .map(|((label, typed), key)| typed.or(label).or(key))
             .collect::<Vec<_>>();
         rename_output(plan, &names)
     }

@@ -560,20 +560,36 @@ fn subquery_text(subquery: &Subquery) -> Option<String> {
         .with_pretty(true)
         .plan_to_sql(plan)
         .ok()?;
-    // The unparser writes the planner's `count(*)` as what it plans into
-    let _ = statement.visit(&mut CountStarAsTyped);
+    // The unparser writes the planner's `count(*)` as what it plans into,
+    // and every sort key's NULL ordering
+    let _ = statement.visit(&mut AsTyped);
     Some(statement.to_string())
 }
 
 /// Rewrites each select item `count(1) AS "count(*)"`, which the unparser
-/// writes for the planner's form of `count(*)`, back into `count(*)`.
-struct CountStarAsTyped;
+/// writes for the planner's form of `count(*)`, back into `count(*)`, and
+/// drops the NULL ordering the unparser writes for each `ORDER BY` key
+/// where it is the default (`NULLS LAST` ascending, `NULLS FIRST`
+/// descending).
+struct AsTyped;
 
-impl VisitorMut for CountStarAsTyped {
+impl VisitorMut for AsTyped {
     type Break = ();
 
     fn post_visit_query(&mut self, query: &mut ast::Query) -> ControlFlow<()> {
         count_star_items(query.body.as_mut());
+        if let Some(ast::OrderBy {
+            kind: ast::OrderByKind::Expressions(keys),
+            ..
+        }) = &mut query.order_by
+        {
+            for key in keys {
+                let descending = key.options.asc == Some(false);
+                if key.options.nulls_first == Some(descending) {
+                    key.options.nulls_first = None;
+                }
+            }
+        }
         ControlFlow::Continue(())
     }
 }

@@ -52,7 +52,7 @@ use sqlparser::ast::{
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
 
 /// Whether `left op right` compares two rows written as rows.
-pub(super) fn is_row_comparison(
+pub(crate) fn is_row_comparison(
     left: &SQLExpr,
     op: &BinaryOperator,
     right: &SQLExpr,
@@ -66,7 +66,7 @@ pub(super) fn is_row_comparison(
 
 /// Whether `left op right` compares a row written as a row (`(a, b)` or
 /// `ROW(a, b)`) with a row subquery, either way round.
-pub(super) fn is_row_subquery_comparison(
+pub(crate) fn is_row_subquery_comparison(
     left: &SQLExpr,
     op: &BinaryOperator,
     right: &SQLExpr,
@@ -114,7 +114,7 @@ fn row_values(expr: &SQLExpr) -> Option<Vec<SQLExpr>> {
 
 /// Whether `expr IN (list)` looks for a row written as a row among rows
 /// written as rows.
-pub(super) fn is_row_in_list(expr: &SQLExpr, list: &[SQLExpr]) -> bool {
+pub(crate) fn is_row_in_list(expr: &SQLExpr, list: &[SQLExpr]) -> bool {
     let SQLExpr::Tuple(row) = expr else {
         return false;
     };
