@@ -52,7 +52,10 @@ use datafusion_common::{
 };
 use datafusion_expr::Expr;
 
-use sqlparser::ast::Expr as SQLExpr;
+use sqlparser::ast::{
+    Expr as SQLExpr, Ident, ObjectName, ObjectNamePart, SelectItem,
+    SelectItemQualifiedWildcardKind, WildcardAdditionalOptions,
+};
 
 use crate::planner::{IdentNormalizer, PlannerContext};
 
@@ -136,6 +139,71 @@ pub(crate) fn qualified_name(
         }
     }
     Ok(None)
+}
+
+/// `projection` with each `x.*` whose `x` is no `FROM` item of this level,
+/// of schema `schema`, but one of an enclosing level (a `FROM` item to the
+/// left of a `LATERAL` item, or of an outer query) written out as the
+/// item's columns `x.c1 AS c1, x.c2 AS c2, ...`, which read that level's
+/// columns as any qualified name does, under their own names. Upstream's planner looked for `x` in this level
+/// only (`Invalid qualifier x`); PostgreSQL's `join.sql` selects `ss1.*`
+/// of the `LATERAL` item to the left.
+pub(crate) fn outer_wildcards_expanded(
+    projection: Vec<SelectItem>,
+    schema: &DFSchema,
+    normalizer: &IdentNormalizer,
+    planner_context: &PlannerContext,
+) -> Vec<SelectItem> {
+    let mut expanded = Vec::with_capacity(projection.len());
+    for item in projection {
+        let columns = match &item {
+            SelectItem::QualifiedWildcard(
+                SelectItemQualifiedWildcardKind::ObjectName(name),
+                options,
+            ) if *options == WildcardAdditionalOptions::default() => {
+                outer_item_columns(name, schema, normalizer, planner_context)
+            }
+            _ => None,
+        };
+        match columns {
+            Some(columns) => expanded.extend(columns),
+            None => expanded.push(item),
+        }
+    }
+    expanded
+}
+
+/// The columns of the `FROM` item `name` of the innermost enclosing level
+/// that has one, as select items, where this level, of schema `schema`,
+/// has none.
+fn outer_item_columns(
+    name: &ObjectName,
+    schema: &DFSchema,
+    normalizer: &IdentNormalizer,
+    planner_context: &PlannerContext,
+) -> Option<Vec<SelectItem>> {
+    let [ObjectNamePart::Identifier(ident)] = name.0.as_slice() else {
+        return None;
+    };
+    let qualifier = TableReference::bare(normalizer.normalize(ident.clone()));
+    if has_item(schema, &qualifier) {
+        return None;
+    }
+    let outer = planner_context
+        .outer_schemas_iter()
+        .find(|outer| has_item(outer, &qualifier))?;
+    let columns = outer
+        .iter()
+        .filter(|(q, _)| q.is_some_and(|q| q.resolved_eq(&qualifier)))
+        .map(|(_, field)| SelectItem::ExprWithAlias {
+            expr: SQLExpr::CompoundIdentifier(vec![
+                Ident::with_quote('"', qualifier.table()),
+                Ident::with_quote('"', field.name()),
+            ]),
+            alias: Ident::with_quote('"', field.name()),
+        })
+        .collect();
+    Some(columns)
 }
 
 /// Refuses to join `left` and `right`, two `FROM` items of one level, when
