@@ -179,6 +179,11 @@ fn condition_on_pairs(
             plain.push(conjunct.clone());
         }
     }
+    // The other conjuncts are evaluated twice, for the combinations and in
+    // the join: a volatile one would match other pairs each time
+    if plain.iter().any(Expr::is_volatile) {
+        return Ok(None);
+    }
     let Some(evaluated) = conjunction(with_subqueries) else {
         return Ok(None);
     };

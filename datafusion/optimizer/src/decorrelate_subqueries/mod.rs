@@ -185,6 +185,11 @@ fn plain_conjuncts_first(plan: LogicalPlan) -> Result<LogicalPlan> {
             plain.push(conjunct.clone());
         }
     }
+    // The domain evaluates the input below a second time: a volatile
+    // conjunct there would keep other rows than the filter does
+    if plain.iter().any(Expr::is_volatile) {
+        return Ok(LogicalPlan::Filter(filter));
+    }
     match (conjunction(plain), conjunction(with_subqueries)) {
         (Some(plain), Some(with_subqueries)) => {
             LogicalPlanBuilder::from(Arc::unwrap_or_clone(filter.input))

@@ -31,7 +31,7 @@ use super::{DependentJoin, Tagged, not_distinct};
 use crate::correlation::lateral::{
     filters_into_subquery, lateral_as_derived_table, lateral_side,
 };
-use crate::correlation::{correlated_in_plan, replace_in_subquery};
+use crate::correlation::{correlated_in_plan, free_outer_columns, replace_in_subquery};
 
 impl DependentJoin<'_> {
     pub(super) fn push_join(&self, join: &Join) -> Result<Tagged> {
@@ -39,7 +39,12 @@ impl DependentJoin<'_> {
             && matches!(join.join_type, JoinType::Inner | JoinType::Left)
             && self.reads_outer(&join.right)?
         {
-            if !correlated_in_plan(&subquery.subquery, &join.left)?.is_empty() {
+            let reads_domain_only = free_outer_columns(&subquery.subquery)?
+                .iter()
+                .all(|column| self.domain.index_of(column).is_some());
+            if !reads_domain_only
+                || !correlated_in_plan(&subquery.subquery, &join.left)?.is_empty()
+            {
                 return self.push_lateral(join);
             }
             // A lateral item that reads outer columns only is a derived
