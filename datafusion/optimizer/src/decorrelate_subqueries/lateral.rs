@@ -205,6 +205,24 @@ mod tests {
     use crate::decorrelate_subqueries::test_util::decorrelated;
     use crate::dependent_join::test_util::{outer, rows_of_key, table};
 
+    /// `LATERAL (body) alias`, as the SQL planner writes it.
+    fn lateral(alias: &str, body: LogicalPlan) -> Result<LogicalPlan> {
+        let subquery = LogicalPlan::Subquery(Subquery {
+            outer_ref_columns: body.all_out_ref_exprs(),
+            subquery: Arc::new(body),
+            spans: Spans::new(),
+        });
+        LogicalPlanBuilder::from(subquery).alias(alias)?.build()
+    }
+
+    /// `SELECT o.v AS x FROM t LIMIT 1`.
+    fn first_outer_v() -> Result<LogicalPlan> {
+        table("t")?
+            .project([outer("v").alias("x")])?
+            .limit(0, Some(1))?
+            .build()
+    }
+
     #[test]
     fn a_lateral_subquery_is_joined_on_the_values_it_reads() -> Result<()> {
         // LATERAL (SELECT s.v, row_number() OVER (ORDER BY s.v) FROM s
@@ -218,12 +236,7 @@ mod tests {
             .window([numbered])?
             .project([col("s.v"), col("n")])?
             .build()?;
-        let lateral = LogicalPlan::Subquery(Subquery {
-            outer_ref_columns: body.all_out_ref_exprs(),
-            subquery: Arc::new(body),
-            spans: Spans::new(),
-        });
-        let lateral = LogicalPlanBuilder::from(lateral).alias("l")?.build()?;
+        let lateral = lateral("l", body)?;
         let plan = table("o")?.cross_join(lateral)?.build()?;
         insta::assert_snapshot!(decorrelated(plan)?, @r"
             Projection: o.k, o.v, l.v, l.n
@@ -243,16 +256,7 @@ mod tests {
     fn a_lateral_item_reading_beyond_its_join_takes_the_join_along() -> Result<()> {
         // o, s JOIN LATERAL (SELECT o.v AS x) l ON s.v = l.x: the lateral
         // item reads o, outside the join it is the right side of
-        let body = table("t")?
-            .project([outer("v").alias("x")])?
-            .limit(0, Some(1))?
-            .build()?;
-        let lateral = LogicalPlan::Subquery(Subquery {
-            outer_ref_columns: body.all_out_ref_exprs(),
-            subquery: Arc::new(body),
-            spans: Spans::new(),
-        });
-        let lateral = LogicalPlanBuilder::from(lateral).alias("l")?.build()?;
+        let lateral = lateral("l", first_outer_v()?)?;
         let right = table("s")?
             .join_on(lateral, JoinType::Inner, [col("s.v").eq(col("l.x"))])?
             .build()?;
@@ -282,16 +286,7 @@ mod tests {
     fn the_domain_of_a_cross_join_is_taken_from_the_side_read() -> Result<()> {
         // o, s, LATERAL (SELECT o.v AS x FROM t LIMIT 1) l: the values of
         // o.v are those of o alone, without the product with s
-        let body = table("t")?
-            .project([outer("v").alias("x")])?
-            .limit(0, Some(1))?
-            .build()?;
-        let lateral = LogicalPlan::Subquery(Subquery {
-            outer_ref_columns: body.all_out_ref_exprs(),
-            subquery: Arc::new(body),
-            spans: Spans::new(),
-        });
-        let lateral = LogicalPlanBuilder::from(lateral).alias("l")?.build()?;
+        let lateral = lateral("l", first_outer_v()?)?;
         let plan = table("o")?
             .cross_join(table("s")?.build()?)?
             .cross_join(lateral)?
