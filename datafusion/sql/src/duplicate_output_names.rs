@@ -29,10 +29,20 @@
 //! 1. While a `SELECT` list is planned ([`OutputKeys::apart`]), an item whose
 //!    name an earlier item already has is aliased to a key of its own, its
 //!    name with a `:n` suffix, as upstream's `SubqueryAlias` renames a
-//!    repeated name. The key stands for that item everywhere in the plan:
-//!    `ORDER BY`, `GROUP BY` or `HAVING` by the name find the first item, as
-//!    they do when the items are equal; a derived table or CTE exposes the
-//!    key. Lists without a repeated name are planned as before.
+//!    repeated name. The key stands for that item everywhere in the plan,
+//!    and a derived table or CTE exposes it. Lists without a repeated name
+//!    are planned as before.
+//!
+//!    The name itself then finds the first item, so a reference by the name
+//!    that two different items answer is refused as ambiguous
+//!    ([`OutputKeys::is_repeated`]): `SELECT x FROM (SELECT a AS x, b AS x)
+//!    s` and `SELECT a AS x, b AS x FROM t ORDER BY x` are errors, as in
+//!    PostgreSQL, and so is a `USING` join on such a name. A key of an item
+//!    equal to the first of its name reads the same value (`SELECT a, a ...
+//!    ORDER BY a`). Upstream's `SubqueryAlias` gives a repeated name of a
+//!    derived table (`SELECT x.a, y.a` in `FROM (...) s`) a key `a:1` of its
+//!    own making, which counts as a repeat too; before, `s.a` silently read
+//!    the first of the two.
 //! 2. At the top of a query statement ([`OutputKeys::shown_names`] and
 //!    [`rename_output`]), each key becomes the name it stands for again.
 //!    Output columns that share a name are told apart by their qualifiers,
@@ -45,17 +55,39 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use datafusion_common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion_common::{Column, DFSchema, Result, TableReference, plan_err};
 use datafusion_expr::expr::Alias;
 use datafusion_expr::select_expr::SelectExpr;
 use datafusion_expr::utils::{expand_qualified_wildcard, expand_wildcard};
-use datafusion_expr::{Expr, ExprSchemable, LogicalPlan, Projection};
+use datafusion_expr::{Expr, ExprSchemable, LogicalPlan, Projection, SubqueryAlias};
 
 /// The keys given to repeated output names while a statement is planned,
 /// each with the name it stands for. Shared by the statement's nested
 /// queries, so that a key a derived table exposes is shown by its name too.
 #[derive(Debug, Clone, Default)]
-pub struct OutputKeys(Arc<Mutex<HashMap<String, String>>>);
+pub struct OutputKeys(Arc<Mutex<Registry>>);
+
+/// The keys of one statement.
+#[derive(Debug, Default)]
+struct Registry {
+    /// The keys [`OutputKeys::apart`] gave, by key.
+    keys: HashMap<String, KeyFor>,
+    /// The keys upstream's `SubqueryAlias` gave the repeated names of a
+    /// derived table, by the table's name and the key, each with the name
+    /// it stands for ([`OutputKeys::record_derived_table_keys`]).
+    derived: HashMap<(TableReference, String), String>,
+}
+
+/// What a key given by [`OutputKeys::apart`] stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct KeyFor {
+    /// The name the column shows.
+    name: String,
+    /// Whether the item is equal to the first item of that name, so that
+    /// the name reads the same value whichever of the two it finds.
+    repeats_first: bool,
+}
 
 /// A column's name, with its qualifier if it has one.
 type Name = (Option<TableReference>, String);
@@ -110,7 +142,8 @@ impl OutputKeys {
 
         let mut taken: Vec<Name> = Vec::with_capacity(items.len());
         let mut keys: HashSet<String> = HashSet::new();
-        let mut registry = self.0.lock().unwrap();
+        let mut guard = self.0.lock().unwrap();
+        let registry = &mut guard.keys;
         // A key is a name no item of the list has, before or after it, and
         // no other list of the statement uses for another name
         let listed: HashSet<String> = names
@@ -118,15 +151,22 @@ impl OutputKeys {
             .flat_map(|((_, name), schema_name)| [name.clone(), schema_name.clone()])
             .collect();
         let free = |key: &String,
-                    stands_for: &str,
+                    stands_for: &KeyFor,
                     taken: &[Name],
                     keys: &HashSet<String>,
-                    registry: &HashMap<String, String>| {
+                    registry: &HashMap<String, KeyFor>| {
             !keys.contains(key)
                 && !listed.contains(key)
                 && !taken.iter().any(|(_, n)| n == key)
-                && registry.get(key).is_none_or(|name| name == stands_for)
+                && registry.get(key).is_none_or(|known| known == stands_for)
         };
+        // The first item of each shown name, which a reference finds
+        let mut first_of_name: HashMap<String, Expr> = HashMap::new();
+        for (expr, ((_, name), _)) in items.iter().zip(&names) {
+            first_of_name
+                .entry(name.clone())
+                .or_insert_with(|| unaliased(expr).clone());
+        }
         let apart = items
             .into_iter()
             .zip(names)
@@ -146,11 +186,17 @@ impl OutputKeys {
                 let key = match first_branch_name {
                     Some(key) => key,
                     None => {
+                        let stands_for = KeyFor {
+                            repeats_first: first_of_name
+                                .get(&name.1)
+                                .is_some_and(|first| first == unaliased(&expr)),
+                            name: name.1,
+                        };
                         let key = (1..)
                             .map(|n| format!("{schema_name}:{n}"))
-                            .find(|key| free(key, &name.1, &taken, &keys, &registry))
+                            .find(|key| free(key, &stands_for, &taken, &keys, registry))
                             .expect("an unbounded range has a free key");
-                        registry.insert(key.clone(), name.1);
+                        registry.insert(key.clone(), stands_for);
                         key
                     }
                 };
@@ -164,19 +210,117 @@ impl OutputKeys {
                 SelectExpr::Expression(expr.alias(key))
             })
             .collect();
-        drop(registry);
+        drop(guard);
         apart
     }
 
     /// The name each column of `schema` shows: `Some` for a key given by
-    /// [`Self::apart`], `None` for a column that shows its own name.
+    /// [`Self::apart`] or by upstream's `SubqueryAlias`, `None` for a column
+    /// that shows its own name.
     pub(crate) fn shown_names(&self, schema: &DFSchema) -> Vec<Option<String>> {
         let registry = self.0.lock().unwrap();
         schema
-            .fields()
             .iter()
-            .map(|field| registry.get(field.name()).cloned())
+            .map(|(qualifier, field)| registry.stands_for(qualifier, field.name()))
+            .map(|key| key.map(|key| key.name))
             .collect()
+    }
+
+    /// Whether the name `name` of `schema`, of the `FROM` item `qualifier`
+    /// where the reference is qualified, is repeated: beside the column the
+    /// name finds, `schema` has a key of the same qualifier that stands for
+    /// it, of an item that may differ from the column found. The reference
+    /// is then ambiguous, as PostgreSQL says, rather than the first column.
+    ///
+    /// An unqualified name that finds a column of the `FROM` clause is not
+    /// made ambiguous by a key of the select list (`SELECT a, b AS a ...
+    /// GROUP BY a` groups by the column `a`).
+    pub(crate) fn is_repeated(
+        &self,
+        schema: &DFSchema,
+        qualifier: Option<&TableReference>,
+        name: &str,
+    ) -> bool {
+        let found = match qualifier {
+            Some(qualifier) => schema.qualified_field_with_name(Some(qualifier), name),
+            None => schema.qualified_field_with_unqualified_name(name),
+        };
+        let Ok((found_qualifier, _)) = found else {
+            return false;
+        };
+        let registry = self.0.lock().unwrap();
+        schema.iter().any(|(field_qualifier, field)| {
+            let same_item = match (found_qualifier, field_qualifier) {
+                (None, None) => true,
+                (Some(found), Some(other)) => other.resolved_eq(found),
+                _ => false,
+            };
+            same_item
+                && registry
+                    .stands_for(field_qualifier, field.name())
+                    .is_some_and(|key| key.name == name && !key.repeats_first)
+        })
+    }
+
+    /// Records the keys upstream's `SubqueryAlias` gave in `relation`, a
+    /// `FROM` item just planned: a derived table, a CTE or a `LATERAL` item
+    /// whose select list repeats a name (`SELECT x.a, y.a`) keeps the second
+    /// as `a:1`, which [`Self::is_repeated`] and [`Self::shown_names`] then
+    /// know for the name it stands for.
+    pub(crate) fn record_derived_table_keys(&self, relation: &LogicalPlan) {
+        let mut registry = self.0.lock().unwrap();
+        let _ = relation.apply(|node| {
+            if let LogicalPlan::SubqueryAlias(SubqueryAlias { input, alias, .. }) = node
+                && let LogicalPlan::Projection(Projection { expr, .. }) = input.as_ref()
+            {
+                for expr in expr {
+                    if let Expr::Alias(Alias { expr, name, .. }) = expr
+                        && let Expr::Column(column) = expr.as_ref()
+                        && is_numbered_key(name, &column.name)
+                    {
+                        registry
+                            .derived
+                            .insert((alias.clone(), name.clone()), column.name.clone());
+                    }
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        });
+    }
+}
+
+impl Registry {
+    /// What the column `name` of qualifier `qualifier` stands for, where it
+    /// is a key.
+    fn stands_for(
+        &self,
+        qualifier: Option<&TableReference>,
+        name: &str,
+    ) -> Option<KeyFor> {
+        if let Some(key) = self.keys.get(name) {
+            return Some(key.clone());
+        }
+        let derived = self.derived.get(&(qualifier?.clone(), name.to_string()))?;
+        Some(KeyFor {
+            name: derived.clone(),
+            repeats_first: false,
+        })
+    }
+}
+
+/// Whether `key` is `name` with a `:n` suffix, as upstream's
+/// `unique_field_aliases` and [`OutputKeys::apart`] make keys.
+fn is_numbered_key(key: &str, name: &str) -> bool {
+    key.strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `expr` without its alias.
+fn unaliased(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Alias(Alias { expr, .. }) => expr,
+        expr => expr,
     }
 }
 
@@ -191,9 +335,9 @@ pub(crate) fn refuse_shared_names(keys: &OutputKeys, schema: &DFSchema) -> Resul
     match schema
         .fields()
         .iter()
-        .find_map(|field| registry.get(field.name()))
+        .find_map(|field| registry.keys.get(field.name()))
     {
-        Some(name) => plan_err!("column \"{name}\" specified more than once"),
+        Some(key) => plan_err!("column \"{}\" specified more than once", key.name),
         None => Ok(()),
     }
 }
@@ -201,11 +345,7 @@ pub(crate) fn refuse_shared_names(keys: &OutputKeys, schema: &DFSchema) -> Resul
 /// Whether `alias` is a key [`OutputKeys::apart`] gave `expr`: the name of
 /// `expr` with a `:n` suffix. What the key stands for is then `expr` itself.
 pub(crate) fn is_key_for(expr: &Expr, alias: &str) -> bool {
-    alias.rsplit_once(':').is_some_and(|(name, n)| {
-        !n.is_empty()
-            && n.bytes().all(|b| b.is_ascii_digit())
-            && expr.schema_name().to_string() == name
-    })
+    is_numbered_key(alias, &expr.schema_name().to_string())
 }
 
 /// Renames the output columns of `plan` to `names` (`None` keeps a column's

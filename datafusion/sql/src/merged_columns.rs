@@ -45,6 +45,7 @@ use datafusion_expr::select_expr::SelectExpr;
 use datafusion_expr::utils::expand_wildcard;
 use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, when};
 
+use crate::duplicate_output_names::OutputKeys;
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
 
 /// The merged columns of the `SELECT`s being planned, innermost last.
@@ -154,8 +155,9 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         let mut merged = Vec::with_capacity(names.len());
         let mut joined_as_upstream_does = true;
         for name in names {
-            let left_side = side(&left, name, &merged_columns)?;
-            let right_side = side(&right, name, &merged_columns)?;
+            let keys = planner_context.output_keys();
+            let left_side = side(&left, name, &merged_columns, keys)?;
+            let right_side = side(&right, name, &merged_columns, keys)?;
             joined_as_upstream_does &=
                 is_key_upstream_picks(&left, name, &left_side.value)?
                     && is_key_upstream_picks(&right, name, &right_side.value)?;
@@ -299,11 +301,21 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
 }
 
 /// The key `name` of `input`: its merged column, if an earlier `USING`
-/// join inside it merged one, or its one column of that name.
-fn side(input: &LogicalPlan, name: &str, merged_columns: &MergedColumns) -> Result<Side> {
+/// join inside it merged one, or its one column of that name. An error
+/// where two columns of `input` have that name, one of them under a key
+/// ([`OutputKeys::is_repeated`]).
+fn side(
+    input: &LogicalPlan,
+    name: &str,
+    merged_columns: &MergedColumns,
+    keys: &OutputKeys,
+) -> Result<Side> {
     let columns = input.schema().columns_with_unqualified_name(name);
     match columns.as_slice() {
         [] => internal_err!("USING column {name} is not in the join's input"),
+        [_] if keys.is_repeated(input.schema(), None, name) => plan_err!(
+            "USING column {name} is ambiguous: the join's input has two columns of that name"
+        ),
         [column] => Ok(Side {
             value: Expr::Column(column.clone()),
             sides: vec![column.clone()],

@@ -33,6 +33,10 @@
 //!   once"), rather than letting `x.c` mean whichever item has a `c`.
 //! - In `ORDER BY`, a bare name of exactly one output column is that column,
 //!   whatever the `FROM` clause has of that name.
+//! - A name that two columns of one `FROM` item (or of the select list, in
+//!   `ORDER BY`) share is ambiguous, qualified or not, although the planner
+//!   keeps the second under a key of its own
+//!   ([`crate::duplicate_output_names`]).
 //!
 //! DataFusion's planner looked outwards whenever the level being planned had
 //! no *unambiguous* match, so a name that a subquery's own join made
@@ -122,13 +126,21 @@ pub(crate) fn qualified_name(
         }
         Expr::Column(column)
     };
+    let keys = planner_context.output_keys();
+    let reference = || format!("{}.{name}", qualifier.table());
     if has_item(schema, &qualifier) {
+        if keys.is_repeated(schema, Some(&qualifier), name) {
+            return repeated_name_error(&reference(), span);
+        }
         return Ok(Some(not_found()));
     }
     for outer in planner_context.outer_schemas_iter() {
         if let Ok((found_qualifier, field)) =
             outer.qualified_field_with_name(Some(&qualifier), name)
         {
+            if keys.is_repeated(outer, Some(&qualifier), name) {
+                return repeated_name_error(&reference(), span);
+            }
             return Ok(Some(Expr::OuterReferenceColumn(
                 Arc::clone(field),
                 Column::from((found_qualifier, field)),
@@ -139,6 +151,28 @@ pub(crate) fn qualified_name(
         }
     }
     Ok(None)
+}
+
+/// An error where `ids`, a qualified name `x.c` of the level `schema`, is
+/// ambiguous: the `FROM` item `x` has two columns `c`, one of them under a
+/// key (see the module doc).
+pub(crate) fn refuse_repeated_name(
+    ids: &[String],
+    span: Option<Span>,
+    schema: &DFSchema,
+    planner_context: &PlannerContext,
+) -> Result<()> {
+    let [qualifier, name] = ids else {
+        return Ok(());
+    };
+    let qualifier = TableReference::bare(qualifier.as_str());
+    if planner_context
+        .output_keys()
+        .is_repeated(schema, Some(&qualifier), name)
+    {
+        return repeated_name_error(&format!("{}.{name}", qualifier.table()), span);
+    }
+    Ok(())
 }
 
 /// `projection` with each `x.*` whose `x` is no `FROM` item of this level,
@@ -256,6 +290,12 @@ fn in_level(
     planner_context: &PlannerContext,
 ) -> Result<Found> {
     if let Ok((qualifier, field)) = schema.qualified_field_with_unqualified_name(name) {
+        if planner_context
+            .output_keys()
+            .is_repeated(schema, None, name)
+        {
+            return repeated_name_error(name, span);
+        }
         return Ok(Found::One(Expr::Column(Column::from((qualifier, field)))));
     }
     let columns = schema.columns_with_unqualified_name(name);
@@ -275,6 +315,17 @@ fn in_level(
             .map_err(|error| error.with_diagnostic(diagnostic))
         }
     }
+}
+
+/// The error for `reference`, a name that two columns share (see
+/// [`crate::duplicate_output_names::OutputKeys::is_repeated`]).
+fn repeated_name_error<T>(reference: &str, span: Option<Span>) -> Result<T> {
+    let message = format!("column reference \"{reference}\" is ambiguous");
+    let diagnostic = Diagnostic::new_error(message.clone(), span).with_help(
+        "two columns have this name: give them names of their own with AS",
+        None,
+    );
+    plan_err!("{message}").map_err(|error| error.with_diagnostic(diagnostic))
 }
 
 /// Whether the level `schema` has a `FROM` item named `qualifier`.
