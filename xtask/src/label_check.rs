@@ -1,14 +1,18 @@
 //! The check over every column label that upstream's slt suite produces with
 //! `datafusion.sql_parser.pretty_column_names` forced on.
 //!
-//! The runner logs each label next to the name the column has without the
-//! option (`datafusion/sqllogictest/src/column_label_log.rs`). A label must
-//! never read worse than that name: it must not contain Rust debug text
-//! (`IntervalMonthDayNano { months: .. }`), a type wrapper (`Int64(1)`),
-//! `<subquery>`, or the internal function the planner makes of syntax the
-//! user typed (`array_element(a, 1)` for `a[1]`).
+//! The runner logs each output name next to the name the column has without
+//! the option (`datafusion/sqllogictest/src/column_label_log.rs`). A label (a
+//! name the option changed) must never read worse than that name: it must
+//! not contain Rust debug text (`IntervalMonthDayNano { months: .. }`), a
+//! type wrapper (`Int64(1)`), `<subquery>`, the internal function the
+//! planner makes of syntax the user typed (`array_element(a, 1)` for
+//! `a[1]`), a name the planner made up (`__correlated_sq_1.b`), or an
+//! ordering's default (`DESC NULLS FIRST`). A name the option left as it was
+//! must not show a made-up name either: that is a shape the labels do not
+//! know, showing the planner's rewrite of it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -82,7 +86,10 @@ const TYPE_WRAPPERS: &[&str] = &[
 pub struct LabelReport {
     /// Distinct labels, each with the name it replaced.
     pub labels: BTreeMap<String, String>,
-    /// `(label, why)` for each label that breaks the rule.
+    /// Distinct names that the option left as they were.
+    pub kept: usize,
+    /// `(name, why)` for each label that breaks the rule, and each kept
+    /// name that shows a name the planner made up.
     pub faults: Vec<(String, &'static str)>,
 }
 
@@ -100,7 +107,64 @@ pub fn fault(label: &str) -> Option<&'static str> {
     if label.contains(" { ") && label.contains(": ") {
         return Some("contains Rust debug text");
     }
+    if let Some(why) = made_up_name(label) {
+        return Some(why);
+    }
+    if ["ASC NULLS LAST", "DESC NULLS FIRST"]
+        .iter()
+        .any(|default| unquoted_matches(label, default))
+    {
+        return Some("shows an ordering's default");
+    }
     None
+}
+
+/// The prefixes of the names the planner makes up for what it rewrites:
+/// subqueries decorrelated into joins, their domains and markers, set
+/// comparisons, `QUALIFY`, `unnest` and common subexpressions.
+const MADE_UP_NAMES: &[&str] = &[
+    "__correlated_sq",
+    "__scalar_sq",
+    "__always_true",
+    "__subquery",
+    "__row_subquery",
+    "__set_comparison",
+    "__set_operation_occurrence",
+    "__qualify_subquery",
+    "__domain",
+    "__unnest_placeholder",
+    "__common_expr",
+];
+
+/// Why `name`, an output name whether the option changed it or not, reads
+/// as a rewrite: it holds, outside quotes, a name the planner made up
+/// ([`MADE_UP_NAMES`]). Other names that start with `__` may be the user's
+/// (`__foo__`, a column of upstream's tests).
+pub fn made_up_name(name: &str) -> Option<&'static str> {
+    let bytes = name.as_bytes();
+    MADE_UP_NAMES
+        .iter()
+        .flat_map(|prefix| name.match_indices(prefix))
+        .any(|(at, _)| {
+            let starts_word = at == 0
+                || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
+            starts_word && !is_quoted(&name[..at])
+        })
+        .then_some("shows a name the planner made up")
+}
+
+/// Whether `needle` occurs in `label` outside quotes.
+fn unquoted_matches(label: &str, needle: &str) -> bool {
+    label
+        .match_indices(needle)
+        .any(|(at, _)| !is_quoted(&label[..at]))
+}
+
+/// Whether the text after `before` is inside '...' (a string's text) or
+/// "..." (a column's name, which a subquery's SQL must spell as the plan
+/// has it).
+fn is_quoted(before: &str) -> bool {
+    before.matches('\'').count() % 2 == 1 || before.matches('"').count() % 2 == 1
 }
 
 /// Whether `label` holds `Variant(`, a `ScalarValue` variant name used as a
@@ -111,12 +175,7 @@ fn has_type_wrapper(label: &str) -> bool {
         label.match_indices(&format!("{wrapper}(")).any(|(at, _)| {
             let starts_word = at == 0
                 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
-            // Inside '...' it is a string's text; inside "..." a column's
-            // name, which a subquery's SQL must spell as the plan has it.
-            let before = &label[..at];
-            let quoted = before.matches('\'').count() % 2 == 1
-                || before.matches('"').count() % 2 == 1;
-            starts_word && !quoted
+            starts_word && !is_quoted(&label[..at])
         })
     })
 }
@@ -124,14 +183,21 @@ fn has_type_wrapper(label: &str) -> bool {
 /// Reads every log file of `dir`.
 pub fn read(dir: &Path) -> Result<LabelReport> {
     let mut labels = BTreeMap::new();
+    let mut kept = BTreeSet::new();
     if dir.exists() {
         for entry in std::fs::read_dir(dir)? {
             let path = entry?.path();
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("reading {}", path.display()))?;
             for line in text.lines() {
-                if let Some((label, name)) = line.split_once('\t') {
-                    labels.insert(label.to_string(), name.to_string());
+                match line.split_once('\t') {
+                    Some((label, name)) if label == name => {
+                        kept.insert(name.to_string());
+                    }
+                    Some((label, name)) => {
+                        labels.insert(label.to_string(), name.to_string());
+                    }
+                    None => {}
                 }
             }
         }
@@ -139,8 +205,16 @@ pub fn read(dir: &Path) -> Result<LabelReport> {
     let faults = labels
         .keys()
         .filter_map(|label| fault(label).map(|why| (label.clone(), why)))
+        .chain(
+            kept.iter()
+                .filter_map(|name| made_up_name(name).map(|why| (name.clone(), why))),
+        )
         .collect();
-    Ok(LabelReport { labels, faults })
+    Ok(LabelReport {
+        labels,
+        kept: kept.len(),
+        faults,
+    })
 }
 
 #[cfg(test)]
@@ -158,6 +232,12 @@ mod tests {
         assert!(fault("get_field(s, f)").is_some());
         assert!(fault("t.a + Int64(1)").is_some());
         assert!(fault("Utf8(\"x\")").is_some());
+        assert!(fault("(SELECT __correlated_sq_1.b FROM t)").is_some());
+        assert!(fault("__always_true").is_some());
+        assert!(fault("max(__domain_tag_1)").is_some());
+        assert!(fault("ARRAY(SELECT a FROM t ORDER BY a DESC NULLS FIRST)").is_some());
+        assert!(fault("row_number() OVER (ORDER BY a ASC NULLS LAST)").is_some());
+        assert!(made_up_name("x + __scalar_sq_1.c").is_some());
     }
 
     #[test]
@@ -173,8 +253,14 @@ mod tests {
             r#"(SELECT cte."Int64(42)" FROM (SELECT 42) AS cte)"#,
             "CASE WHEN a > 0 THEN pos ELSE neg END",
             "named_struct(a, 1)",
+            "my__name",
+            "coalesce(a, __null__)",
+            "'__x' || a",
+            "ARRAY(SELECT a FROM t ORDER BY a DESC)",
+            "row_number() OVER (ORDER BY a DESC NULLS LAST)",
         ] {
             assert_eq!(fault(label), None, "{label}");
         }
+        assert_eq!(made_up_name(r#"(SELECT s."__x" FROM s)"#), None);
     }
 }

@@ -560,9 +560,10 @@ fn summarize_labels(dir: &Path, tally: &mut Tally) -> Result<()> {
     let list = dir.with_file_name("labels.txt");
     std::fs::write(&list, listing)?;
     tally.lines.push(format!(
-        "column labels of the slt files: {} distinct, {} read worse than the name \
-         they replace (list: {})",
+        "column labels of the slt files: {} distinct labels and {} names kept, {} \
+         read worse than the name they replace or show a made-up name (list: {})",
         report.labels.len(),
+        report.kept,
         report.faults.len(),
         list.display()
     ));

@@ -1038,6 +1038,29 @@ const FORMS: &[(&str, &str, &str)] = &[
         r#"t.c > ALL"#,
         r#"c > ALL (SELECT sub.k FROM sub)"#,
     ),
+    // A subquery's SQL without the parts the unparser writes out: the
+    // planner's name of an outer aggregate, the default frame and sort
+    // order of a window, and an aggregate's ORDER BY, which it dropped
+    (
+        r#"(SELECT sum(c))"#,
+        r#"sum(t.c) #2"#,
+        r#"(SELECT sum(t.c))"#,
+    ),
+    (
+        r#"(SELECT string_agg(CAST(v AS VARCHAR), ',' ORDER BY v DESC) FROM sub)"#,
+        r#"string_agg(sub.v,Utf8(",")) ORDER BY [sub.v DESC NULLS FIRST]"#,
+        r#"(SELECT string_agg(CAST(sub.v AS VARCHAR), ',' ORDER BY sub.v DESC) FROM sub)"#,
+    ),
+    (
+        r#"(SELECT row_number() OVER (ORDER BY v) FROM sub WHERE sub.k = t.a)"#,
+        r#"row_number() ORDER BY [sub.v ASC NULLS LAST] RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"#,
+        r#"(SELECT row_number() OVER (ORDER BY sub.v) FROM sub WHERE sub.k = t.a)"#,
+    ),
+    (
+        r#"(SELECT count(*) OVER () FROM sub WHERE sub.k = t.a)"#,
+        r#"count(*) ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"#,
+        r#"(SELECT count(*) OVER () FROM sub WHERE sub.k = t.a)"#,
+    ),
     // Aggregates: FILTER, DISTINCT, ORDER BY, WITHIN GROUP, count(*)
     (r#"sum(c)"#, r#"sum(t.c)"#, r#"sum(c)"#),
     (r#"sum(c) + 1"#, r#"sum(t.c) + Int64(1)"#, r#"sum(c) + 1"#),

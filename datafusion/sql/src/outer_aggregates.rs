@@ -413,6 +413,15 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
                             None => Ok(Transformed::no(expr)),
                         }
                     }
+                    // The planner's name of the aggregate, which an item that
+                    // is just the aggregate keeps as its alias, is not SQL
+                    Expr::Alias(alias)
+                        if placed.iter().any(|(name, aggregate)| {
+                            *name == alias.name && *aggregate == *alias.expr
+                        }) =>
+                    {
+                        Ok(Transformed::yes(alias.expr.as_ref().clone()))
+                    }
                     _ => Ok(Transformed::no(expr)),
                 })
             })

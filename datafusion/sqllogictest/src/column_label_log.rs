@@ -22,9 +22,12 @@
 //! forced on says nothing about the labels themselves. With
 //! [`RECORD_LABELS_ENV`] naming a directory, each query's output names are
 //! compared with the names the same statement gets with the option off, and
-//! every name that differs (a label) is appended to a file of that directory,
-//! one per process, as `label<TAB>name without the option`. `cargo xtask test`
-//! reads them back and checks every label.
+//! each output name is appended to a file of that directory, one per
+//! process, as `name with the option<TAB>name without it`. `cargo xtask test`
+//! reads them back and checks every label (a name that differs), and that no
+//! name, label or not, shows a name the planner made up (a subquery's
+//! `__correlated_sq_1`): a shape that the option does not label at all would
+//! otherwise show its rewrite unseen.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -60,13 +63,11 @@ pub(crate) async fn record(ctx: &SessionContext, sql: &str, names: &DFSchema) {
     let one_line = |name: &str| name.replace('\n', "\\n").replace('\t', "\\t");
     let mut lines = String::new();
     for (label, name) in names.fields().iter().zip(unlabeled.fields()) {
-        if label.name() != name.name() {
-            lines.push_str(&format!(
-                "{}\t{}\n",
-                one_line(label.name()),
-                one_line(name.name())
-            ));
-        }
+        lines.push_str(&format!(
+            "{}\t{}\n",
+            one_line(label.name()),
+            one_line(name.name())
+        ));
     }
     if lines.is_empty() {
         return;

@@ -567,10 +567,12 @@ fn subquery_text(subquery: &Subquery) -> Option<String> {
 }
 
 /// Rewrites each select item `count(1) AS "count(*)"`, which the unparser
-/// writes for the planner's form of `count(*)`, back into `count(*)`, and
-/// drops the NULL ordering the unparser writes for each `ORDER BY` key
-/// where it is the default (`NULLS LAST` ascending, `NULLS FIRST`
-/// descending).
+/// writes for the planner's form of `count(*)` (also over a window), back
+/// into `count(*)`, and drops the defaults the unparser writes out: each
+/// sort key's `ASC`, and its NULL ordering where it is the default (`NULLS
+/// LAST` ascending, `NULLS FIRST` descending), in `ORDER BY`, in a window
+/// and in an aggregate, and a window's frame where it is the one the window
+/// has without one.
 struct AsTyped;
 
 impl VisitorMut for AsTyped {
@@ -583,14 +585,69 @@ impl VisitorMut for AsTyped {
             ..
         }) = &mut query.order_by
         {
-            for key in keys {
-                let descending = key.options.asc == Some(false);
-                if key.options.nulls_first == Some(descending) {
-                    key.options.nulls_first = None;
+            keys.iter_mut().for_each(drop_sort_defaults);
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, expr: &mut ast::Expr) -> ControlFlow<()> {
+        let ast::Expr::Function(function) = expr else {
+            return ControlFlow::Continue(());
+        };
+        if let ast::FunctionArguments::List(list) = &mut function.args {
+            for clause in &mut list.clauses {
+                if let ast::FunctionArgumentClause::OrderBy(keys) = clause {
+                    keys.iter_mut().for_each(drop_sort_defaults);
                 }
             }
         }
+        function
+            .within_group
+            .iter_mut()
+            .for_each(drop_sort_defaults);
+        if let Some(ast::WindowType::WindowSpec(window)) = &mut function.over {
+            window.order_by.iter_mut().for_each(drop_sort_defaults);
+            if window
+                .window_frame
+                .as_ref()
+                .is_some_and(|frame| is_default_frame(frame, !window.order_by.is_empty()))
+            {
+                window.window_frame = None;
+            }
+        }
         ControlFlow::Continue(())
+    }
+}
+
+/// Drops the direction of `key` where it is the default (`ASC`), and its
+/// NULL ordering where that is the direction's default.
+fn drop_sort_defaults(key: &mut ast::OrderByExpr) {
+    let descending = key.options.asc == Some(false);
+    if key.options.nulls_first == Some(descending) {
+        key.options.nulls_first = None;
+    }
+    if key.options.asc == Some(true) {
+        key.options.asc = None;
+    }
+}
+
+/// Whether `frame` is the frame a window has where none is written: up to
+/// the current row's peers with an `ORDER BY` (`RANGE BETWEEN UNBOUNDED
+/// PRECEDING AND CURRENT ROW`), the whole partition without one.
+fn is_default_frame(frame: &ast::WindowFrame, ordered: bool) -> bool {
+    use ast::{WindowFrameBound, WindowFrameUnits};
+    let from_start = matches!(frame.start_bound, WindowFrameBound::Preceding(None));
+    let to_current = matches!(frame.end_bound, Some(WindowFrameBound::CurrentRow));
+    let to_end = matches!(frame.end_bound, Some(WindowFrameBound::Following(None)));
+    if ordered {
+        from_start && to_current && frame.units == WindowFrameUnits::Range
+    } else {
+        from_start
+            && to_end
+            && matches!(
+                frame.units,
+                WindowFrameUnits::Rows | WindowFrameUnits::Range
+            )
     }
 }
 
@@ -607,7 +664,8 @@ fn count_star_items(body: &mut ast::SetExpr) {
                 let ast::FunctionArguments::List(list) = &mut function.args else {
                     continue;
                 };
-                let counts_one = alias.value == "count(*)"
+                let counts_one = (alias.value == "count(*)"
+                    || alias.value.starts_with("count(*) "))
                     && function.name.to_string().eq_ignore_ascii_case("count")
                     && matches!(
                         list.args.as_slice(),
