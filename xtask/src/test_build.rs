@@ -43,6 +43,8 @@ pub enum Kind {
     Test,
     Example,
     Bench,
+    /// The unit tests of a binary (`src/main.rs` and its modules).
+    Bin,
 }
 
 impl Kind {
@@ -56,6 +58,7 @@ impl Kind {
             ["test"] => Kind::Test,
             ["example"] => Kind::Example,
             ["bench"] => Kind::Bench,
+            ["bin"] => Kind::Bin,
             _ if kinds.iter().any(|k| k.ends_with("lib")) => Kind::Lib,
             _ => return None,
         })
@@ -85,6 +88,15 @@ impl Target {
         Self {
             package: package.to_string(),
             kind: Kind::Test,
+            name: name.to_string(),
+        }
+    }
+
+    /// The unit tests of the binary `name` of `package`.
+    pub fn bin(package: &str, name: &str) -> Self {
+        Self {
+            package: package.to_string(),
+            kind: Kind::Bin,
             name: name.to_string(),
         }
     }
@@ -125,6 +137,7 @@ pub fn build(root: &Path, targets: &[Target]) -> Result<Executables> {
             Kind::Test => "--test",
             Kind::Example => "--example",
             Kind::Bench => "--bench",
+            Kind::Bin => "--bin",
         };
         args.extend([flag, target.name.as_str()]);
     }
@@ -150,6 +163,11 @@ pub fn build(root: &Path, targets: &[Target]) -> Result<Executables> {
         let Some(kind) = Kind::of(&message["target"]["kind"]) else {
             continue;
         };
+        // A binary is also built as itself (for the tests that run it);
+        // only its test build runs its unit tests
+        if kind == Kind::Bin && message["profile"]["test"].as_bool() != Some(true) {
+            continue;
+        }
         let name = message["target"]["name"].as_str().unwrap_or_default();
         if let Some(target) = targets.iter().find(|target| {
             target.package == package
@@ -199,7 +217,8 @@ mod tests {
         assert_eq!(kind(r#"["test"]"#), Some(Kind::Test));
         assert_eq!(kind(r#"["bench"]"#), Some(Kind::Bench));
         assert_eq!(kind(r#"["example"]"#), Some(Kind::Example));
-        assert_eq!(kind(r#"["bin"]"#), None);
+        assert_eq!(kind(r#"["bin"]"#), Some(Kind::Bin));
+        assert_eq!(kind(r#"["proc-macro"]"#), None);
     }
 
     #[test]

@@ -75,6 +75,12 @@ const UPSTREAM_TESTS: &[(&str, &str)] = &[
     ("datafusion-sql", "sql_integration"),
 ];
 
+/// Upstream's unit tests of a binary that the fork runs too: the CLI's table
+/// functions read a double-quoted path (`parquet_metadata("f.parquet")`), a
+/// name no column has, which the fork's lateral table functions once took
+/// for a column.
+const UPSTREAM_BIN_TESTS: &[(&str, &str)] = &[("datafusion-cli", "datafusion-cli")];
+
 /// Every test target the suite runs, with the arguments of each: our
 /// libraries' unit tests ([`LIBRARY_TESTS`]), every test, example and bench
 /// of ours that a manifest declares ([`targets::find`]; a bench runs once,
@@ -101,6 +107,9 @@ fn crate_tests(root: &Path) -> Result<Vec<(Target, &'static [&'static str])>> {
     }
     for (package, name) in UPSTREAM_TESTS {
         tests.push((Target::test(package, name), &[]));
+    }
+    for (package, name) in UPSTREAM_BIN_TESTS {
+        tests.push((Target::bin(package, name), &[]));
     }
     Ok(tests)
 }

@@ -109,11 +109,15 @@ pub(crate) fn outer_references(args: Vec<Expr>, outer: &DFSchema) -> Result<Vec<
         .collect()
 }
 
-/// The first column `expr` reads, an outer reference or not.
+/// The first column `expr` reads. The arguments are planned over no
+/// columns of their own, so a column they read is an outer reference; an
+/// `Expr::Column` is a name that no column has, which upstream hands to the
+/// function as it is (`parquet_metadata("file.parquet")` reads it as a
+/// path).
 fn first_column_read(expr: &Expr) -> Result<Option<Column>> {
     let mut found = None;
     expr.apply(|expr| {
-        if let Expr::Column(column) | Expr::OuterReferenceColumn(_, column) = expr {
+        if let Expr::OuterReferenceColumn(_, column) = expr {
             found = Some(column.clone());
             return Ok(TreeNodeRecursion::Stop);
         }
