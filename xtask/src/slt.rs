@@ -330,6 +330,90 @@ pub struct FailedRecord {
     pub sql: String,
     /// The `-`/`+` lines of its result diff.
     pub changed: Vec<String>,
+    /// Every line of its result diff, the unchanged ones (`    `) too.
+    pub diff: Vec<String>,
+}
+
+/// The option that only renames a query's output columns.
+pub const LABELS_OPTION: &str = "datafusion.sql_parser.pretty_column_names";
+
+/// Whether `diff`, an `EXPLAIN` result's diff, changes only projections:
+/// the operators of the expected plan and of the actual one, each without
+/// its projections, are the same, in the same order. An expected line
+/// `<slt:ignore>` stands for any operators.
+fn differs_in_projections_only(diff: &[String]) -> bool {
+    let operators = |kept: char| -> Vec<Operator> {
+        diff.iter()
+            .filter(|line| line.starts_with(' ') || line.starts_with(kept))
+            .filter_map(|line| line.get(1..))
+            .flat_map(|line| operators_of(line.trim()))
+            .filter(|operator| {
+                !matches!(operator, Operator::Named(name) if name.starts_with("Projection"))
+            })
+            .collect()
+    };
+    matches_operators(&operators('-'), &operators('+'))
+}
+
+/// An operator of an `EXPLAIN` result, or `<slt:ignore>`, which stands for
+/// any operators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Operator {
+    Named(String),
+    Any,
+}
+
+/// The operators one line of an `EXPLAIN` result shows: in the indented
+/// form, the word or words before its `:` or first space after the `NN)--`
+/// of its place in the tree (`Cross Join`, `TableScan`, `CrossJoinExec`), or
+/// the plan type of a line that names only that (`physical_plan`); in the
+/// tree form, each `...Exec` in its boxes.
+fn operators_of(line: &str) -> Vec<Operator> {
+    if line == "<slt:ignore>" {
+        return vec![Operator::Any];
+    }
+    if line.contains(['│', '┌', '└']) {
+        return line
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|word| word.len() > 4 && word.ends_with("Exec"))
+            .map(|word| Operator::Named(word.to_string()))
+            .collect();
+    }
+    let node = match line.split_once(')') {
+        Some((head, rest))
+            if head.rsplit(' ').next().is_some_and(|n| {
+                !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+            }) =>
+        {
+            rest.trim_start_matches('-')
+        }
+        _ => line,
+    };
+    let end = node.find(':').unwrap_or(node.len());
+    let operator = node[..end].trim();
+    let operator = match operator.split_once(' ') {
+        Some((first, _)) if first.ends_with("Exec") => first,
+        _ => operator,
+    };
+    if operator.is_empty() {
+        vec![]
+    } else {
+        vec![Operator::Named(operator.to_string())]
+    }
+}
+
+/// Whether `actual` matches `expected`, where [`Operator::Any`] matches
+/// any run of operators.
+fn matches_operators(expected: &[Operator], actual: &[Operator]) -> bool {
+    match expected.split_first() {
+        None => actual.is_empty(),
+        Some((Operator::Any, rest)) => {
+            (0..=actual.len()).any(|skip| matches_operators(rest, &actual[skip..]))
+        }
+        Some((operator, rest)) => actual.split_first().is_some_and(|(first, others)| {
+            first == operator && matches_operators(rest, others)
+        }),
+    }
 }
 
 /// Why a file that passes normally fails with an option forced on, when the
@@ -373,12 +457,18 @@ impl FailedRecords {
                     result_mismatch,
                     sql: sql.to_string(),
                     changed: Vec::new(),
+                    diff: Vec::new(),
                 });
                 result_mismatch = false;
             } else if (line.starts_with("-   ") || line.starts_with("+   "))
                 && let Some(record) = records.last_mut()
             {
                 record.changed.push(line.to_string());
+                record.diff.push(line.to_string());
+            } else if line.starts_with("    ")
+                && let Some(record) = records.last_mut()
+            {
+                record.diff.push(line.to_string());
             }
         }
         Self { count, records }
@@ -386,7 +476,11 @@ impl FailedRecords {
 
     /// The kind of each failed record, if every one is an expected
     /// difference for `option` and the log shows them all. Only records
-    /// that ran and returned other rows qualify: an error never does.
+    /// that ran and returned other rows qualify: an error never does, nor
+    /// an `EXPLAIN` whose plan failed only with the option (a
+    /// `..._plan_error` row). With [`LABELS_OPTION`], which only renames
+    /// output columns, an `EXPLAIN` may differ in projections alone: every
+    /// other operator is the same, in the same order.
     pub fn expected_differences(&self, option: &str) -> Option<Vec<ExpectedDifference>> {
         if self.count == 0 || self.count != self.records.len() {
             return None;
@@ -398,7 +492,12 @@ impl FailedRecords {
                 if !record.result_mismatch {
                     None
                 } else if sql.starts_with("explain") {
-                    Some(ExpectedDifference::PlanText)
+                    let failed = record.changed.iter().any(|line| {
+                        line.starts_with('+') && line.contains("_plan_error")
+                    });
+                    let renames_only = option != LABELS_OPTION
+                        || differs_in_projections_only(&record.diff);
+                    (!failed && renames_only).then_some(ExpectedDifference::PlanText)
                 } else if sql.starts_with("show")
                     && !record.changed.is_empty()
                     && record.changed.iter().all(|line| line.contains(option))
@@ -434,6 +533,94 @@ mod tests {
             ["join.slt.part", "answers/q", "string/init_data.slt.part"]
         );
         Ok(())
+    }
+
+    fn explain_failure(diff: &str) -> String {
+        format!(
+            "External error: 1 errors in file x.slt\n\n1. query result mismatch:\n\
+             [SQL] EXPLAIN SELECT a FROM t\n[Diff] (-expected|+actual)\n{diff}"
+        )
+    }
+
+    #[test]
+    fn labels_may_change_an_explain_in_projections_only() {
+        let renamed = explain_failure(
+            "    logical_plan\n\
+             -   01)Cross Join: \n\
+             -   02)--TableScan: j1 projection=[a]\n\
+             +   01)Projection: j1.a, j2.Int64(1) AS 1\n\
+             +   02)--Cross Join:\n\
+             +   03)----TableScan: j1 projection=[a]\n\
+             \x20   physical_plan\n\
+             -   01)CrossJoinExec\n\
+             +   01)ProjectionExec: expr=[a@0 as a]\n\
+             +   02)--CrossJoinExec\n",
+        );
+        let records = FailedRecords::from_log(&renamed);
+        assert_eq!(
+            records.expected_differences(LABELS_OPTION),
+            Some(vec![ExpectedDifference::PlanText])
+        );
+
+        // Another operator: the option changed the plan, not a name
+        let replanned = explain_failure(
+            "    logical_plan\n\
+             -   01)Inner Join: t.a = u.a\n\
+             +   01)Left Join: t.a = u.a\n",
+        );
+        let records = FailedRecords::from_log(&replanned);
+        assert_eq!(records.expected_differences(LABELS_OPTION), None);
+        // which an option that changes plans may do
+        assert_eq!(
+            records.expected_differences("datafusion.optimizer.other"),
+            Some(vec![ExpectedDifference::PlanText])
+        );
+
+        // `<slt:ignore>` stands for any operators; the tree form names its
+        // operators in boxes
+        let ignored = explain_failure(
+            "    Plan with Metrics\n\
+             -   01)AggregateExec: mode=Final,<slt:ignore>metrics=[<slt:ignore>]\n\
+             -   <slt:ignore>\n\
+             +   01)ProjectionExec: expr=[v1@0 as v1]\n\
+             +   02)--AggregateExec: mode=Final, metrics=[output_rows=2]\n\
+             +   03)----RepartitionExec: partitioning=Hash([v1@0], 2)\n",
+        );
+        let records = FailedRecords::from_log(&ignored);
+        assert_eq!(
+            records.expected_differences(LABELS_OPTION),
+            Some(vec![ExpectedDifference::PlanText])
+        );
+        let tree = explain_failure(
+            "    physical_plan\n\
+             \x20   01)┌───────────────────────────┐\n\
+             -   02)│       AggregateExec       │\n\
+             +   02)│       ProjectionExec      │\n\
+             +   03)│       AggregateExec       │\n\
+             \x20   04)│ HashJoinExec ││ DataSourceExec │\n",
+        );
+        let records = FailedRecords::from_log(&tree);
+        assert_eq!(
+            records.expected_differences(LABELS_OPTION),
+            Some(vec![ExpectedDifference::PlanText])
+        );
+        let tree_replanned =
+            tree.replace("+   03)│       AggregateExec", "+   03)│       SortExec");
+        let records = FailedRecords::from_log(&tree_replanned);
+        assert_eq!(records.expected_differences(LABELS_OPTION), None);
+
+        // A plan that fails only with the option is never expected
+        let failed = explain_failure(
+            "    logical_plan\n\
+             -   01)TableScan: t projection=[a]\n\
+             +   physical_plan_error This feature is not implemented: x\n",
+        );
+        let records = FailedRecords::from_log(&failed);
+        assert_eq!(records.expected_differences(LABELS_OPTION), None);
+        assert_eq!(
+            records.expected_differences("datafusion.optimizer.other"),
+            None
+        );
     }
 
     #[test]

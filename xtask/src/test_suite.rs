@@ -11,7 +11,10 @@
 //! 4. The same files again with each of [`FORCED_OPTIONS`] on: an option
 //!    that is off by default must not break a query that works without it.
 //!    A file that then fails only in `EXPLAIN` output is expected (the plan
-//!    shows the option at work); any other failure fails the run.
+//!    shows the option at work; for the labels option, in projections
+//!    only, and never a plan that fails: see
+//!    [`slt::FailedRecords::expected_differences`]); any other failure
+//!    fails the run.
 
 use std::collections::BTreeSet;
 use std::path::Path;
