@@ -43,9 +43,10 @@ commands:
   save                  rewrite patches/ from the edits of upstream files
   check                 fail on unsaved edits, patches that do not apply, and
                         tracked copies of upstream files
-  test [--no-slt] [SLT_FILTER...]
+  test [--no-slt] [--require-test-data] [SLT_FILTER...]
                         sync, then run the project's tests and the upstream
-                        sqllogictest suite; filters restrict the slt files
+                        sqllogictest suite; filters restrict the slt files;
+                        --require-test-data fails a file that lacks its data
   cli [--release] [-- ARGS...]
                         sync, then build and run the patched datafusion-cli
   ballista [--release] [scheduler|executor] [-- ARGS...]

@@ -117,11 +117,19 @@ impl SltRun<'_> {
                         };
                         let start = Instant::now();
                         let passed = run_file(exe, &crate_dir, &file, &log, &self.env);
-                        let status = match (passed, expected.contains_key(&file)) {
-                            (Ok(true), false) => Status::Passed,
-                            (Ok(true), true) => Status::PassedUnexpectedly,
-                            (Ok(false), true) => Status::FailedAsExpected,
-                            (Ok(false), false) => Status::Failed,
+                        let status = match (passed, expected.get(&file)) {
+                            (Ok(true), None) => Status::Passed,
+                            (Ok(true), Some(_)) => Status::PassedUnexpectedly,
+                            (Ok(false), Some(listed)) => {
+                                let log =
+                                    std::fs::read_to_string(&log).unwrap_or_default();
+                                if FailedRecords::from_log(&log).are_exactly(listed) {
+                                    Status::FailedAsExpected
+                                } else {
+                                    Status::Failed
+                                }
+                            }
+                            (Ok(false), None) => Status::Failed,
                             (Err(e), _) => {
                                 let _ = fsutil::write(
                                     &log,
@@ -150,12 +158,17 @@ impl SltRun<'_> {
             }
         });
         let mut done = done.into_inner().unwrap();
-        // A file that ran out of memory under the load of the whole run runs
-        // again, once, alone: upstream's spill tests give a few partitions a
-        // pool of a few hundred KB, and which of them takes it first is
-        // decided by how busy the machine is. The summary names such a file.
+        // A file that sets a memory limit and ran out of memory under the
+        // load of the whole run, in every record that failed, runs again,
+        // once, alone: upstream's spill tests give a few partitions a pool of
+        // a few hundred KB, and which of them takes it first is decided by
+        // how busy the machine is. The summary names and counts such files.
         for result in &mut done {
-            if result.status != Status::Failed || !ran_out_of_memory(&result.log) {
+            let source = crate_dir.join(TEST_FILES).join(&result.file);
+            if result.status != Status::Failed
+                || !sets_memory_limit(&source)
+                || !ran_out_of_memory(&result.log)
+            {
                 continue;
             }
             let first_log = result.log.with_extension("first.log");
@@ -182,9 +195,33 @@ impl SltRun<'_> {
     }
 }
 
-/// Whether the run logged in `log` failed on a memory limit.
+/// Whether the run logged in `log` failed on a memory limit alone: the log
+/// shows every failure the runner counted, and each is `Resources
+/// exhausted`.
 fn ran_out_of_memory(log: &Path) -> bool {
-    std::fs::read_to_string(log).is_ok_and(|text| text.contains("Resources exhausted"))
+    let Ok(text) = std::fs::read_to_string(log) else {
+        return false;
+    };
+    let count = FailedRecords::from_log(&text).count;
+    let failures: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            line.split_once(". ").is_some_and(|(number, _)| {
+                !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())
+            })
+        })
+        .collect();
+    count > 0
+        && failures.len() == count
+        && failures
+            .iter()
+            .all(|line| line.contains("Resources exhausted"))
+}
+
+/// Whether the slt file `source` sets a memory limit, the one setting under
+/// which the load of the whole run can change a file's answer.
+fn sets_memory_limit(source: &Path) -> bool {
+    std::fs::read_to_string(source).is_ok_and(|text| text.contains("memory_limit"))
 }
 
 /// The files upstream's runner runs by default, relative to `test_files/`:
@@ -294,7 +331,7 @@ fn run_file(
 }
 
 /// `file  reason` lines; `#` starts a comment line.
-pub fn load_expected_failures(root: &Path) -> Result<BTreeMap<String, String>> {
+pub fn load_expected_failures(root: &Path) -> Result<BTreeMap<String, ExpectedFailure>> {
     let path = root.join(EXPECTED_FAILURES);
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let mut map = BTreeMap::new();
@@ -303,13 +340,41 @@ pub fn load_expected_failures(root: &Path) -> Result<BTreeMap<String, String>> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (file, reason) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let (place, reason) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         if reason.trim().is_empty() {
-            bail!("{EXPECTED_FAILURES}:{}: `{file}` has no reason", i + 1);
+            bail!("{EXPECTED_FAILURES}:{}: `{place}` has no reason", i + 1);
         }
-        map.insert(file.to_string(), reason.trim().to_string());
+        let lines = place
+            .split_once(':')
+            .map(|(_, lines)| lines.split(',').map(str::parse).collect::<Result<_, _>>())
+            .transpose()
+            .ok()
+            .flatten()
+            .filter(|lines: &BTreeSet<u32>| !lines.is_empty());
+        let (Some((file, _)), Some(lines)) = (place.split_once(':'), lines) else {
+            bail!(
+                "{EXPECTED_FAILURES}:{}: `{place}` names no records: write \
+                 FILE:LINE,LINE,... with the line of each record that fails",
+                i + 1
+            );
+        };
+        map.insert(
+            file.to_string(),
+            ExpectedFailure {
+                lines,
+                reason: reason.trim().to_string(),
+            },
+        );
     }
     Ok(map)
+}
+
+/// The records of an slt file that fail on pristine upstream too, by the
+/// line each starts at, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedFailure {
+    pub lines: BTreeSet<u32>,
+    pub reason: String,
 }
 
 /// Environment variable of the runner that sets how many failures of a
@@ -332,6 +397,8 @@ pub struct FailedRecord {
     pub changed: Vec<String>,
     /// Every line of its result diff, the unchanged ones (`    `) too.
     pub diff: Vec<String>,
+    /// The line of the slt file the record starts at.
+    pub line: Option<u32>,
 }
 
 /// The option that only renames a query's output columns.
@@ -458,6 +525,7 @@ impl FailedRecords {
                     sql: sql.to_string(),
                     changed: Vec::new(),
                     diff: Vec::new(),
+                    line: None,
                 });
                 result_mismatch = false;
             } else if (line.starts_with("-   ") || line.starts_with("+   "))
@@ -469,9 +537,36 @@ impl FailedRecords {
                 && let Some(record) = records.last_mut()
             {
                 record.diff.push(line.to_string());
+            } else if let Some(place) = line.strip_prefix("at ")
+                && let Some((_, number)) = place.rsplit_once(':')
+                && let Some(record) = records.last_mut()
+            {
+                record.line = number.trim().parse().ok();
             }
         }
         Self { count, records }
+    }
+
+    /// Whether the failed records are exactly those `expected` lists: the
+    /// log shows every failure, and their lines are the listed ones.
+    pub fn are_exactly(&self, expected: &ExpectedFailure) -> bool {
+        self.count == self.records.len()
+            && self.records.iter().map(|r| r.line).collect::<BTreeSet<_>>()
+                == expected.lines.iter().copied().map(Some).collect()
+    }
+
+    /// The failed records without those `expected` lists, for a file that
+    /// fails as on pristine upstream.
+    pub fn without(self, expected: &ExpectedFailure) -> Self {
+        let listed =
+            |r: &FailedRecord| r.line.is_some_and(|l| expected.lines.contains(&l));
+        let printed = self.records.len();
+        let records: Vec<FailedRecord> =
+            self.records.into_iter().filter(|r| !listed(r)).collect();
+        Self {
+            count: self.count.saturating_sub(printed - records.len()),
+            records,
+        }
     }
 
     /// The kind of each failed record, if every one is an expected
@@ -624,21 +719,78 @@ mod tests {
     }
 
     #[test]
+    fn expected_failures_are_records() -> Result<()> {
+        let dir =
+            std::env::temp_dir().join(format!("xtask-expected-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("xtask"))?;
+        let list = dir.join(EXPECTED_FAILURES);
+        std::fs::write(&list, "# comment\na.slt:12,30  no data\n")?;
+        let expected = load_expected_failures(&dir)?;
+        let listed = &expected["a.slt"];
+        assert_eq!(listed.lines, BTreeSet::from([12, 30]));
+        assert_eq!(listed.reason, "no data");
+        std::fs::write(&list, "a.slt  a whole file\n")?;
+        assert!(load_expected_failures(&dir).is_err());
+        std::fs::remove_dir_all(&dir)?;
+
+        let failure = |line: u32| {
+            format!(
+                "1. query result mismatch:\n[SQL] SELECT {line}\nat /x/a.slt:{line}\n"
+            )
+        };
+        let log = |lines: &[u32]| {
+            format!(
+                "External error: {} errors in file /x/a.slt\n\n",
+                lines.len()
+            ) + &lines.iter().map(|l| failure(*l)).collect::<String>()
+        };
+        assert!(FailedRecords::from_log(&log(&[12, 30])).are_exactly(listed));
+        assert!(!FailedRecords::from_log(&log(&[12])).are_exactly(listed));
+        assert!(!FailedRecords::from_log(&log(&[12, 30, 40])).are_exactly(listed));
+        let others = FailedRecords::from_log(&log(&[12, 30, 40])).without(listed);
+        assert_eq!(others.count, 1);
+        assert_eq!(others.records[0].line, Some(40));
+        Ok(())
+    }
+
+    #[test]
     fn tells_a_memory_limit_from_other_failures() {
         let dir =
             std::env::temp_dir().join(format!("xtask-slt-oom-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let oom = dir.join("oom.log");
         let mismatch = dir.join("mismatch.log");
+        let oom_text = "External error: 1 errors in file /x/a.slt\n\n\
+                        5. query failed: DataFusion error: Resources exhausted: \
+                        Additional allocation failed\n[SQL] SELECT 1\n";
+        std::fs::write(&oom, oom_text).unwrap();
         std::fs::write(
-            &oom,
-            "5. query failed: DataFusion error: Resources exhausted: Additional allocation failed",
+            &mismatch,
+            "External error: 1 errors in file /x/a.slt\n\n1. query result mismatch:\n",
         )
         .unwrap();
-        std::fs::write(&mismatch, "1. query result mismatch:").unwrap();
         assert!(ran_out_of_memory(&oom));
         assert!(!ran_out_of_memory(&mismatch));
         assert!(!ran_out_of_memory(&dir.join("absent.log")));
+        // A log that mentions the error beside another failure
+        let both = dir.join("both.log");
+        std::fs::write(
+            &both,
+            oom_text.replace("1 errors", "2 errors")
+                + "6. query result mismatch:\n[SQL] SELECT 2\n",
+        )
+        .unwrap();
+        assert!(!ran_out_of_memory(&both));
+        // A file that sets no memory limit never runs again
+        let source = dir.join("a.slt");
+        std::fs::write(&source, "query I\nSELECT 1\n----\n1\n").unwrap();
+        assert!(!sets_memory_limit(&source));
+        std::fs::write(
+            &source,
+            "statement ok\nSET datafusion.runtime.memory_limit = '1M'\n",
+        )
+        .unwrap();
+        assert!(sets_memory_limit(&source));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
