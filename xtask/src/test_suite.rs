@@ -355,7 +355,9 @@ fn finish(start: Instant, tally: Tally) -> Result<ExitCode> {
 fn cargo_test(root: &Path, label: &str, args: &[&str], tally: &mut Tally) -> Result<()> {
     eprintln!("== cargo test {}", args.join(" "));
     let start = Instant::now();
-    let output = crate::cargo::command(root)?
+    let mut command = crate::cargo::command(root)?;
+    without_snapshot_updates(&mut command);
+    let output = command
         .arg("test")
         .args(args)
         .stderr(std::process::Stdio::inherit())
@@ -382,7 +384,28 @@ fn run_test(
     eprintln!("== {label}");
     let start = Instant::now();
     let dir = test_build::package_dir(root, &target.package);
-    let output = std::process::Command::new(executable)
+    // A name filter that selects no test would pass with nothing run
+    for filter in args.iter().filter(|arg| !arg.starts_with('-')) {
+        let listed = std::process::Command::new(executable)
+            .current_dir(&dir)
+            .args(["--list", filter])
+            .output()
+            .with_context(|| format!("listing the tests of {}", executable.display()))?;
+        let selected = String::from_utf8_lossy(&listed.stdout)
+            .lines()
+            .filter(|line| line.ends_with(": test"))
+            .count();
+        if selected == 0 {
+            tally.failed += 1;
+            tally.lines.push(format!(
+                "  FAILED {}: the filter `{filter}` selects no test",
+                label.trim_end()
+            ));
+        }
+    }
+    let mut command = std::process::Command::new(executable);
+    without_snapshot_updates(&mut command);
+    let output = command
         .current_dir(&dir)
         .env("CARGO_MANIFEST_DIR", &dir)
         .envs(env.iter().map(|(key, value)| (key, value)))
@@ -392,6 +415,19 @@ fn run_test(
         .with_context(|| format!("running {}", executable.display()))?;
     count_results(label.trim_end(), &output, start, tally);
     Ok(())
+}
+
+/// Clears the variables that let a test accept a changed snapshot instead of
+/// failing (`INSTA_UPDATE`, `INSTA_FORCE_PASS`, ...; `UPDATE_EXPECT`), so a
+/// developer's shell never turns a regression into a pass.
+fn without_snapshot_updates(command: &mut std::process::Command) {
+    for (key, _) in std::env::vars_os() {
+        let key_text = key.to_string_lossy();
+        if key_text.starts_with("INSTA_") || key_text == "UPDATE_EXPECT" {
+            command.env_remove(&key);
+        }
+    }
+    command.env("INSTA_UPDATE", "no");
 }
 
 /// Adds the counts a test executable printed.
