@@ -10,6 +10,7 @@
 mod bench;
 mod cargo;
 mod config;
+mod doc_names;
 mod doc_plans;
 mod fsutil;
 mod git;

@@ -1,7 +1,8 @@
 //! `cargo xtask test`: the project's whole test set, ending with a summary.
 //!
 //! 1. The tool's own tests, `lint` (upstream's rustfmt, clippy and rustdoc
-//!    bar on our code), and the plans the docs show ([`doc_plans`]).
+//!    bar on our code), the code names the docs use ([`doc_names`]) and the
+//!    plans the docs show ([`doc_plans`]).
 //! 2. Our tests (unit tests of our modules, and every test, example and
 //!    bench of ours a manifest declares), as [`crate_tests`] lists them.
 //!    The PostgreSQL oracle among them starts a server of its own; the
@@ -24,6 +25,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 
 use crate::config::ForkConfig;
+use crate::doc_names;
 use crate::doc_plans;
 use crate::fsutil::list_files;
 use crate::label_check;
@@ -198,6 +200,19 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
             } else {
                 tally.failed += 1;
             }
+        }
+        let unknown = doc_names::check(root)?;
+        tally.lines.push(format!(
+            "code names in the docs: {} that the code does not have",
+            unknown.len()
+        ));
+        tally
+            .lines
+            .extend(unknown.iter().map(|problem| format!("  {problem}")));
+        if unknown.is_empty() {
+            tally.passed += 1;
+        } else {
+            tally.failed += 1;
         }
         let stale = doc_plans::check(root)?;
         tally.lines.push(format!(
