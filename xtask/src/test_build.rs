@@ -19,9 +19,11 @@ use anyhow::{Context, Result, bail};
 pub const PACKAGES: &[(&str, &str)] = &[
     ("datafusion", "datafusion/core"),
     ("datafusion-cli", "datafusion-cli"),
+    ("datafusion-common", "datafusion/common"),
     ("datafusion-datasource", "datafusion/datasource"),
     ("datafusion-expr", "datafusion/expr"),
     ("datafusion-optimizer", "datafusion/optimizer"),
+    ("datafusion-physical-expr", "datafusion/physical-expr"),
     (
         "datafusion-physical-optimizer",
         "datafusion/physical-optimizer",

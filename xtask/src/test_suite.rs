@@ -46,21 +46,29 @@ const LIBRARY_TESTS: &[(&str, &[&str])] = &[
     ("datafusion-expr", &[]),
     // Single join and correlated subqueries
     ("datafusion-optimizer", &[]),
+    // The crates below are upstream's with our patches: all their tests
+    // run. Four of upstream's spill tests compare the bytes a spill file
+    // takes with a count that the Arrow IPC writer this build resolves
+    // does not give (312 for 320, 424 for 440): they fail on pristine
+    // 55.2.0 as here, in code we do not patch (`spill/mod.rs`) and code
+    // whose writing we do not change (`spill_pool.rs`).
+    ("datafusion-common", &[]),
+    ("datafusion-physical-expr", &[]),
     (
         "datafusion-physical-plan",
         &[
-            "joins::",
-            "spill::spill_pool::reader",
-            "common::buffer_bytes",
+            "--skip",
+            "spill::tests::test_in_progress_spill_file_append_and_finish",
+            "--skip",
+            "spill::tests::test_real_time_spill_metrics",
+            "--skip",
+            "spill::spill_pool::tests::test_rotation_triggered_by_size",
+            "--skip",
+            "spill::spill_pool::tests::test_writer_drop_finalizes_file",
         ],
     ),
-    // A join's dynamic filter below an aggregate on its probe side
-    (
-        "datafusion-physical-optimizer",
-        &["join_dynamic_filter_below_aggregates"],
-    ),
-    // Statistics of in-memory tables, computed once per scan
-    ("datafusion-datasource", &["memory::statistics_cache"]),
+    ("datafusion-physical-optimizer", &[]),
+    ("datafusion-datasource", &[]),
     ("datafusion-proto-models", &[]),
     ("datafusion-substrait", &["producer::rel::join"]),
     // Every TPC-H and TPC-DS query plans
@@ -400,7 +408,15 @@ fn run_test(
     let start = Instant::now();
     let dir = test_build::package_dir(root, &target.package);
     // A name filter that selects no test would pass with nothing run
-    for filter in args.iter().filter(|arg| !arg.starts_with('-')) {
+    let skipped: Vec<&&str> = args
+        .windows(2)
+        .filter(|pair| pair[0] == "--skip")
+        .map(|pair| &pair[1])
+        .collect();
+    for filter in args
+        .iter()
+        .filter(|arg| !arg.starts_with('-') && !skipped.contains(arg))
+    {
         let listed = std::process::Command::new(executable)
             .current_dir(&dir)
             .args(["--list", filter])

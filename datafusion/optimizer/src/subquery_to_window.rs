@@ -78,6 +78,7 @@ use datafusion_expr::{
     WindowFunctionDefinition,
 };
 
+use crate::correlation::equality_sides;
 use crate::optimizer::ApplyOrder;
 use crate::{OptimizerConfig, OptimizerRule};
 
@@ -504,21 +505,12 @@ fn has_volatile(plan: &LogicalPlan) -> bool {
 
 /// `inner = outer_ref(outer)` (either way round), for columns.
 fn correlation_equality(predicate: &Expr) -> Option<(Column, Column)> {
-    let Expr::BinaryExpr(BinaryExpr {
-        left,
-        op: Operator::Eq,
-        right,
-    }) = predicate
-    else {
-        return None;
-    };
-    match (left.as_ref(), right.as_ref()) {
-        (Expr::Column(inner), Expr::OuterReferenceColumn(_, outer))
-        | (Expr::OuterReferenceColumn(_, outer), Expr::Column(inner)) => {
+    equality_sides(predicate).find_map(|sides| match sides {
+        (Expr::Column(inner), Expr::OuterReferenceColumn(_, outer)) => {
             Some((inner.clone(), outer.clone()))
         }
         _ => None,
-    }
+    })
 }
 
 /// `predicate` with the operands of an equality in one order, so that `a =

@@ -38,6 +38,8 @@ use datafusion_expr::logical_plan::{Join, JoinType, LogicalPlan};
 use datafusion_expr::utils::split_conjunction;
 use datafusion_expr::{BinaryExpr, Expr, Operator};
 
+use crate::correlation::equality_sides;
+
 /// A set of output column indices on which a plan is unique. The empty set
 /// means the plan returns at most one row.
 type UniqueKey = BTreeSet<usize>;
@@ -79,15 +81,7 @@ fn fixed_columns(subquery_schema: &DFSchema, join_filter: Option<&Expr>) -> Uniq
     let reads_inner = |expr: &Expr| expr.column_refs().into_iter().any(is_inner);
     let mut fixed = UniqueKey::new();
     for conjunct in split_conjunction(filter) {
-        let Expr::BinaryExpr(BinaryExpr {
-            left,
-            op: Operator::Eq,
-            right,
-        }) = conjunct
-        else {
-            continue;
-        };
-        for (side, other) in [(left, right), (right, left)] {
+        for (side, other) in equality_sides(conjunct) {
             if let Some(column) = column_of(side)
                 && !reads_inner(other)
                 && let Some(index) = subquery_schema.maybe_index_of_column(column)

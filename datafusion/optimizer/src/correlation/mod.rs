@@ -48,11 +48,29 @@ use datafusion_common::{Column, DFSchema, DFSchemaRef, Result, plan_err};
 use datafusion_expr::expr_rewriter::NamePreserver;
 use datafusion_expr::logical_plan::{Aggregate, Subquery};
 use datafusion_expr::subquery_exprs::{map_subquery_of, subquery_of};
-use datafusion_expr::{Expr, LogicalPlan};
+use datafusion_expr::{BinaryExpr, Expr, LogicalPlan, Operator};
 
 use self::lateral::lateral_side;
 
 /// Stops a tree walk once `found` holds.
+/// The two readings of an equality `a = b`, `(a, b)` and `(b, a)`, so that
+/// a caller matches its shape (`inner = outer_ref(c)`) either way round;
+/// none for any other expression.
+pub(crate) fn equality_sides(expr: &Expr) -> impl Iterator<Item = (&Expr, &Expr)> {
+    let sides = match expr {
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::Eq,
+            right,
+        }) => Some([
+            (left.as_ref(), right.as_ref()),
+            (right.as_ref(), left.as_ref()),
+        ]),
+        _ => None,
+    };
+    sides.into_iter().flatten()
+}
+
 pub(crate) fn stop_when(found: bool) -> TreeNodeRecursion {
     if found {
         TreeNodeRecursion::Stop

@@ -25,10 +25,10 @@ use datafusion_common::{Column, Result};
 use datafusion_expr::logical_plan::Filter;
 use datafusion_expr::subquery_exprs::contains_subquery;
 use datafusion_expr::utils::{conjunction, split_conjunction};
-use datafusion_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlanBuilder, Operator};
+use datafusion_expr::{Expr, ExprSchemable, LogicalPlanBuilder};
 
 use super::{DependentJoin, Tagged};
-use crate::correlation::replace_outer;
+use crate::correlation::{equality_sides, replace_outer};
 
 impl DependentJoin<'_> {
     pub(super) fn push_filter(&self, filter: &Filter) -> Result<Tagged> {
@@ -124,16 +124,8 @@ impl DependentJoin<'_> {
     /// and an expression that reads only inner columns: the column's index
     /// and the expression.
     fn outer_equality(&self, conjunct: &Expr) -> Result<Option<(usize, Expr)>> {
-        let Expr::BinaryExpr(BinaryExpr {
-            left,
-            op: Operator::Eq,
-            right,
-        }) = conjunct
-        else {
-            return Ok(None);
-        };
-        for (outer, inner) in [(left, right), (right, left)] {
-            let Expr::OuterReferenceColumn(_, column) = outer.as_ref() else {
+        for (outer, inner) in equality_sides(conjunct) {
+            let Expr::OuterReferenceColumn(_, column) = outer else {
                 continue;
             };
             let Some(index) = self.domain.index_of(column) else {
@@ -145,7 +137,7 @@ impl DependentJoin<'_> {
             {
                 continue;
             }
-            return Ok(Some((index, inner.as_ref().clone())));
+            return Ok(Some((index, inner.clone())));
         }
         Ok(None)
     }
