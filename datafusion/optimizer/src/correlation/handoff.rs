@@ -58,8 +58,8 @@ use datafusion_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
 
 use super::lateral::lateral_side;
 use super::{
-    correlated_below, free_outer_columns, outer_only_aggregate, read_past_inputs,
-    stop_when,
+    correlated_below, free_outer_columns, outer_only_aggregate, outer_sides,
+    read_past_inputs, stop_when,
 };
 
 /// Whether the shape-specific rules must leave a subquery containing `node`
@@ -189,26 +189,16 @@ fn pulled_up_columns(plan: &LogicalPlan) -> Result<Vec<Column>> {
 
 /// For a join of type `join_type`, whether a correlated filter must stay on
 /// its left side, and on its right side: it can be pulled above the join
-/// only out of a side whose rows the join outputs as they are. Out of the
+/// only out of a side whose rows the join outputs as they are, which is so
+/// where the other side is no [`outer_sides`] of the join. Out of the
 /// other side (the right of a left join, semi, anti or mark join, either
 /// side of a full join) it would drop rows the join keeps, NULL-extended or
 /// not: a `LEFT JOIN (... WHERE i = o.i)` becomes an inner join, and the
-/// right side of `EXCEPT` a filter on its result.
+/// right side of `EXCEPT` a filter on its result. (The negation of
+/// upstream's `lr_is_preserved` in `push_down_filter.rs`.)
 fn correlation_stays_below(join_type: JoinType) -> (bool, bool) {
-    match join_type {
-        JoinType::Inner => (false, false),
-        JoinType::Left
-        | JoinType::LeftSemi
-        | JoinType::LeftAnti
-        | JoinType::LeftMark
-        | JoinType::LeftSingle => (false, true),
-        JoinType::Right
-        | JoinType::RightSemi
-        | JoinType::RightAnti
-        | JoinType::RightMark
-        | JoinType::RightSingle => (true, false),
-        JoinType::Full => (true, true),
-    }
+    let (left_outer, right_outer) = outer_sides(join_type);
+    (right_outer, left_outer)
 }
 
 /// Whether a column of `left` and one of `right` have the same name.

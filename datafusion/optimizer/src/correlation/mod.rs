@@ -46,13 +46,37 @@ use datafusion_common::tree_node::{
 };
 use datafusion_common::{Column, DFSchema, DFSchemaRef, Result, plan_err};
 use datafusion_expr::expr_rewriter::NamePreserver;
-use datafusion_expr::logical_plan::{Aggregate, Subquery};
+use datafusion_expr::logical_plan::{Aggregate, JoinType, Subquery};
 use datafusion_expr::subquery_exprs::{map_subquery_of, subquery_of};
 use datafusion_expr::{BinaryExpr, Expr, LogicalPlan, Operator};
 
 use self::lateral::lateral_side;
 
 /// Stops a tree walk once `found` holds.
+/// The sides of a join of `join_type` whose rows make its output whether or
+/// not they match, `(left, right)`: the preserved side of a left or right
+/// join, both sides of a full join, and the side a semi, anti, mark or
+/// single join returns; neither of an inner join. A side that is not one
+/// of them may be NULL-padded (or is only read); a filter on it cannot
+/// move across the join, and a dependent join must tag it only where it
+/// reads outer columns.
+pub(crate) fn outer_sides(join_type: JoinType) -> (bool, bool) {
+    match join_type {
+        JoinType::Inner => (false, false),
+        JoinType::Left
+        | JoinType::LeftSemi
+        | JoinType::LeftAnti
+        | JoinType::LeftMark
+        | JoinType::LeftSingle => (true, false),
+        JoinType::Right
+        | JoinType::RightSemi
+        | JoinType::RightAnti
+        | JoinType::RightMark
+        | JoinType::RightSingle => (false, true),
+        JoinType::Full => (true, true),
+    }
+}
+
 /// The two readings of an equality `a = b`, `(a, b)` and `(b, a)`, so that
 /// a caller matches its shape (`inner = outer_ref(c)`) either way round;
 /// none for any other expression.

@@ -31,7 +31,9 @@ use super::{DependentJoin, Tagged, not_distinct};
 use crate::correlation::lateral::{
     filters_into_subquery, lateral_as_derived_table, lateral_side,
 };
-use crate::correlation::{correlated_in_plan, free_outer_columns, replace_in_subquery};
+use crate::correlation::{
+    correlated_in_plan, free_outer_columns, outer_sides, replace_in_subquery,
+};
 
 impl DependentJoin<'_> {
     pub(super) fn push_join(&self, join: &Join) -> Result<Tagged> {
@@ -56,33 +58,15 @@ impl DependentJoin<'_> {
         }
         let left_reads = self.reads_outer(&join.left)?;
         let right_reads = self.reads_outer(&join.right)?;
-        // A side that keeps its unmatched rows needs its own tags, and so
-        // does a side that reads outer columns
-        let (push_left, push_right) = match join.join_type {
-            JoinType::Inner => (left_reads || !right_reads, right_reads),
-            JoinType::Left
-            | JoinType::LeftSemi
-            | JoinType::LeftAnti
-            | JoinType::LeftMark
-            | JoinType::LeftSingle => (true, right_reads),
-            JoinType::Right
-            | JoinType::RightSemi
-            | JoinType::RightAnti
-            | JoinType::RightMark
-            | JoinType::RightSingle => (left_reads, true),
-            JoinType::Full => (true, true),
-        };
+        // A side whose rows make the output needs its own tags, and so does
+        // a side that reads outer columns; at least one side is tagged
+        let (left_outer, right_outer) = outer_sides(join.join_type);
+        let push_right = right_outer || right_reads;
+        let push_left = left_outer || left_reads || !push_right;
         let left = push_left.then(|| self.push(&join.left)).transpose()?;
         let right = push_right.then(|| self.push(&join.right)).transpose()?;
         // The tags of the output come from the side it keeps
-        let keeps_right = matches!(
-            join.join_type,
-            JoinType::Right
-                | JoinType::RightSemi
-                | JoinType::RightAnti
-                | JoinType::RightMark
-                | JoinType::RightSingle
-        );
+        let keeps_right = right_outer && !left_outer;
         let tagged_side = match (&left, &right) {
             (_, Some(right)) if keeps_right => right,
             (Some(left), _) => left,
