@@ -22,9 +22,11 @@
 //! A subquery reads an *outer column* through an
 //! [`Expr::OuterReferenceColumn`]; its *free* outer columns are those no
 //! operator inside it provides (a `LATERAL` join inside a subquery provides
-//! its left side's columns to its right side). The modules below this one
-//! ask only such questions of a plan and never rewrite a subquery into a
-//! join, so that both families of rules can import them:
+//! its left side's columns to its right side). This module and those below
+//! it ask such questions of a plan and make the small rewrites both
+//! families of rules need (an outer reference replaced by a column, a
+//! subquery's outputs named apart, a `LATERAL` item's filters moved), but
+//! never rewrite a subquery into a join, so that both can import them:
 //!
 //! - [`handoff`]: which subqueries upstream's rules leave to
 //!   [`DecorrelateSubqueries`], the one contract between the two;

@@ -96,6 +96,22 @@ pub(crate) fn mark_build_rows_once(
     Ok(())
 }
 
+/// Checks that a row of the preserved side of `join_type`, one of
+/// `preserved` (`LeftSingle` for a left row, `RightSingle` for a right one),
+/// matches at most once: it had no match before (`matched_before`) and
+/// matches at most one row now (`matches`). Other join types always pass.
+pub(crate) fn check_one_match(
+    join_type: JoinType,
+    preserved: JoinType,
+    matched_before: bool,
+    matches: usize,
+) -> Result<()> {
+    if join_type == preserved && (matched_before || matches > 1) {
+        return more_than_one_row();
+    }
+    Ok(())
+}
+
 /// Checks that each row of the preserved probe side matched at most once.
 ///
 /// `probe_indices` are the matches of one chunk of a probe batch, in
