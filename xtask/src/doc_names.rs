@@ -89,7 +89,9 @@ impl CodeName {
     /// The code name `span` reads as, if it reads as one.
     fn of(span: &str) -> Option<Self> {
         if NOT_CODE.contains(&span)
-            || EXTERNAL_CRATES.iter().any(|c| span.starts_with(&format!("{c}::")))
+            || EXTERNAL_CRATES
+                .iter()
+                .any(|c| span.starts_with(&format!("{c}::")))
         {
             return None;
         }
