@@ -23,6 +23,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::fsutil::list_files_except;
 use crate::git;
 
 /// Spans that read as code names but are not: names the planner makes up,
@@ -120,8 +121,7 @@ struct Tree {
 
 impl Tree {
     fn read(root: &Path) -> Result<Self> {
-        let mut files = vec![];
-        walk(root, "", &mut files)?;
+        let files = list_files_except(root, SKIPPED_DIRS)?;
         let mut words = BTreeSet::new();
         // This file's tests plant wrong names, which the tree must not have
         let this_file = "xtask/src/doc_names.rs";
@@ -166,30 +166,6 @@ impl Tree {
             file.starts_with(&format!("{path}/")) || file.contains(&format!("/{path}/"))
         })
     }
-}
-
-/// Every file under `dir` but those of [`SKIPPED_DIRS`], relative to `dir`;
-/// a symbolic link (test data laid out by `sync`) is listed, not followed.
-fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) -> Result<()> {
-    for entry in
-        std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?
-    {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let rel = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}/{name}")
-        };
-        if entry.file_type()?.is_dir() {
-            if !SKIPPED_DIRS.contains(&name.as_str()) {
-                walk(&entry.path(), &rel, out)?;
-            }
-        } else {
-            out.push(rel);
-        }
-    }
-    Ok(())
 }
 
 /// The backticked spans of a Markdown text outside fenced blocks, with the

@@ -7,13 +7,19 @@ use anyhow::{Context, Result};
 /// Every regular file under `dir`, as sorted paths relative to it with `/`
 /// separators. `.cargo-ok` is cargo's unpack marker, not part of a crate.
 pub fn list_files(dir: &Path) -> Result<Vec<String>> {
+    list_files_except(dir, &[])
+}
+
+/// As [`list_files`], without the folders named `skipped` at any depth. A
+/// symbolic link is listed, never followed.
+pub fn list_files_except(dir: &Path, skipped: &[&str]) -> Result<Vec<String>> {
     let mut files = Vec::new();
-    walk(dir, "", &mut files)?;
+    walk(dir, "", skipped, &mut files)?;
     files.sort();
     Ok(files)
 }
 
-fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) -> Result<()> {
+fn walk(dir: &Path, prefix: &str, skipped: &[&str], out: &mut Vec<String>) -> Result<()> {
     for entry in
         std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?
     {
@@ -26,7 +32,9 @@ fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) -> Result<()> {
         };
         let kind = entry.file_type()?;
         if kind.is_dir() {
-            walk(&entry.path(), &rel, out)?;
+            if !skipped.contains(&name.as_str()) {
+                walk(&entry.path(), &rel, skipped, out)?;
+            }
         } else if prefix.is_empty() && name == ".cargo-ok" {
             continue;
         } else {

@@ -183,6 +183,21 @@ struct Tally {
     lines: Vec<String>,
 }
 
+impl Tally {
+    /// One check of the tree: its summary line and each problem found; it
+    /// passes where there is none.
+    fn check(&mut self, summary: String, problems: &[String]) {
+        self.lines.push(summary);
+        self.lines
+            .extend(problems.iter().map(|problem| format!("  {problem}")));
+        if problems.is_empty() {
+            self.passed += 1;
+        } else {
+            self.failed += 1;
+        }
+    }
+}
+
 pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
     let start = Instant::now();
     let mut tally = Tally::default();
@@ -211,31 +226,21 @@ pub fn run(root: &Path, options: &TestOptions) -> Result<ExitCode> {
             }
         }
         let unknown = doc_names::check(root)?;
-        tally.lines.push(format!(
-            "code names in the docs: {} that the code does not have",
-            unknown.len()
-        ));
-        tally
-            .lines
-            .extend(unknown.iter().map(|problem| format!("  {problem}")));
-        if unknown.is_empty() {
-            tally.passed += 1;
-        } else {
-            tally.failed += 1;
-        }
+        tally.check(
+            format!(
+                "code names in the docs: {} that the code does not have",
+                unknown.len()
+            ),
+            &unknown,
+        );
         let stale = doc_plans::check(root)?;
-        tally.lines.push(format!(
-            "plans in the docs: {} not pinned by an EXPLAIN of our slt files",
-            stale.len()
-        ));
-        tally
-            .lines
-            .extend(stale.iter().map(|problem| format!("  {problem}")));
-        if stale.is_empty() {
-            tally.passed += 1;
-        } else {
-            tally.failed += 1;
-        }
+        tally.check(
+            format!(
+                "plans in the docs: {} not pinned by an EXPLAIN of our slt files",
+                stale.len()
+            ),
+            &stale,
+        );
     }
     // One build of every test target the run needs
     let crate_tests = if options.filters.is_empty() {

@@ -241,6 +241,13 @@ impl OutputKeys {
         qualifier: Option<&TableReference>,
         name: &str,
     ) -> bool {
+        // Most statements have no key: no lookup of the schema then
+        {
+            let registry = self.0.lock().unwrap();
+            if registry.keys.is_empty() && registry.derived.is_empty() {
+                return false;
+            }
+        }
         let found = match qualifier {
             Some(qualifier) => schema.qualified_field_with_name(Some(qualifier), name),
             None => schema.qualified_field_with_unqualified_name(name),
