@@ -253,13 +253,12 @@ fn narrow(
 
 #[cfg(test)]
 mod tests {
-    use arrow::datatypes::{DataType, Field, Schema};
-    use datafusion_expr::logical_plan::table_scan;
     use datafusion_expr::{col, lit};
 
     use super::*;
     use crate::OptimizerContext;
     use crate::assert_optimized_plan_eq_snapshot;
+    use crate::fork_test_util::{optimized_by, random, table};
 
     macro_rules! assert_optimized_plan_equal {
         (
@@ -278,18 +277,10 @@ mod tests {
         }};
     }
 
-    fn table(name: &str, columns: &[&str]) -> Result<LogicalPlanBuilder> {
-        let fields = columns
-            .iter()
-            .map(|column| Field::new(*column, DataType::Int32, true))
-            .collect::<Vec<_>>();
-        table_scan(Some(name), &Schema::new(fields), None)
-    }
-
     /// `o ⟕single s ON o.k = s.k`, filtered by `predicate`.
     fn filtered_lookup(join_type: JoinType, predicate: Expr) -> Result<LogicalPlan> {
-        let outer = table("o", &["k", "v"])?.build()?;
-        let lookup = table("s", &["k", "v"])?.build()?;
+        let outer = table("o")?.build()?;
+        let lookup = table("s")?.build()?;
         let (left, right, keys) = match join_type {
             JoinType::LeftSingle => (outer, lookup, (vec!["o.k"], vec!["s.k"])),
             _ => (lookup, outer, (vec!["s.k"], vec!["o.k"])),
@@ -302,12 +293,10 @@ mod tests {
 
     /// The rule leaves `plan` as it is.
     fn assert_unchanged(plan: LogicalPlan) -> Result<()> {
-        let rules: Vec<Arc<dyn OptimizerRule + Send + Sync>> =
-            vec![Arc::new(NarrowSingleJoin::new())];
-        let optimized = crate::Optimizer::with_rules(rules).optimize(
+        let optimized = optimized_by(
+            NarrowSingleJoin::new(),
             plan.clone(),
             &OptimizerContext::new(),
-            |_, _| {},
         )?;
         assert_eq!(optimized, plan);
         Ok(())
@@ -370,13 +359,11 @@ mod tests {
 
     #[test]
     fn lookups_that_may_change_between_reads_are_not_narrowed() -> Result<()> {
-        let outer = table("o", &["k", "v"])?.build()?;
-        let random = crate::dependent_join::test_util::random();
+        let outer = table("o")?.build()?;
+        let random = random();
         let lookups = [
-            table("s", &["k", "v"])?.limit(0, Some(3))?.build()?,
-            table("s", &["k", "v"])?
-                .filter(random.lt(lit(0.5)))?
-                .build()?,
+            table("s")?.limit(0, Some(3))?.build()?,
+            table("s")?.filter(random.lt(lit(0.5)))?.build()?,
         ];
         for lookup in lookups {
             let plan = LogicalPlanBuilder::from(outer.clone())
@@ -395,8 +382,8 @@ mod tests {
 
     #[test]
     fn other_joins_are_left_alone() -> Result<()> {
-        let outer = table("o", &["k", "v"])?.build()?;
-        let plan = table("s", &["k", "v"])?
+        let outer = table("o")?.build()?;
+        let plan = table("s")?
             .join(outer, JoinType::Left, (vec!["s.k"], vec!["o.k"]), None)?
             .filter(col("o.v").eq(lit(3)))?
             .build()?;

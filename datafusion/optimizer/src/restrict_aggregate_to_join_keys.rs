@@ -473,8 +473,8 @@ mod tests {
     use datafusion_functions_aggregate::sum::sum;
 
     use super::RestrictAggregateToJoinKeys;
-    use crate::dependent_join::test_util::{random, table};
-    use crate::{Optimizer, OptimizerContext, OptimizerRule};
+    use crate::OptimizerContext;
+    use crate::fork_test_util::{optimized_by, random, table};
 
     /// `plan` as [`RestrictAggregateToJoinKeys`] alone rewrites it, in as
     /// many passes as the optimizer makes: the rewrite happens once.
@@ -492,14 +492,11 @@ mod tests {
     /// `plan` as [`RestrictAggregateToJoinKeys`] rewrites it with
     /// `datafusion.optimizer.restrict_aggregate_to_join_keys` set to `on`.
     fn rewritten_with(plan: LogicalPlan, on: bool) -> Result<String> {
-        let rules: Vec<Arc<dyn OptimizerRule + Send + Sync>> =
-            vec![Arc::new(RestrictAggregateToJoinKeys::new())];
         let mut options = ConfigOptions::new();
         options.optimizer.restrict_aggregate_to_join_keys = on;
         let context = OptimizerContext::new_with_config_options(Arc::new(options))
             .with_max_passes(3);
-        let optimized =
-            Optimizer::with_rules(rules).optimize(plan, &context, |_, _| {})?;
+        let optimized = optimized_by(RestrictAggregateToJoinKeys::new(), plan, &context)?;
         Ok(optimized.display_indent().to_string())
     }
 

@@ -675,16 +675,13 @@ mod tests {
     use datafusion_functions_aggregate::sum::sum;
 
     use super::SubqueryToWindow;
-    use crate::dependent_join::test_util::{outer, table};
-    use crate::{Optimizer, OptimizerContext, OptimizerRule};
+    use crate::OptimizerContext;
+    use crate::fork_test_util::{optimized_by, outer, table};
 
     /// `plan` as [`SubqueryToWindow`] alone rewrites it.
     fn rewritten(plan: LogicalPlan) -> Result<String> {
-        let rules: Vec<Arc<dyn OptimizerRule + Send + Sync>> =
-            vec![Arc::new(SubqueryToWindow::new())];
         let context = OptimizerContext::new().with_max_passes(1);
-        let optimized =
-            Optimizer::with_rules(rules).optimize(plan, &context, |_, _| {})?;
+        let optimized = optimized_by(SubqueryToWindow::new(), plan, &context)?;
         Ok(optimized.display_indent().to_string())
     }
 

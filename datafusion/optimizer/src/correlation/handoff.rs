@@ -504,7 +504,7 @@ mod tests {
     use datafusion_expr::{LogicalPlan, LogicalPlanBuilder, col};
 
     use super::pull_up_confuses_equal_plans;
-    use crate::dependent_join::test_util::{outer, table};
+    use crate::fork_test_util::{outer, table};
 
     /// `(SELECT * FROM s WHERE s.v < o.v) a CROSS JOIN (SELECT k FROM
     /// second) b`

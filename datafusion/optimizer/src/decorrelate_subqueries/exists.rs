@@ -46,8 +46,8 @@ mod tests {
     use datafusion_common::Result;
     use datafusion_expr::{col, exists, lit};
 
-    use crate::decorrelate_subqueries::test_util::decorrelated;
-    use crate::dependent_join::test_util::{rows_of_key, table};
+    use crate::fork_test_util::decorrelated;
+    use crate::fork_test_util::{rows_of_key, table};
 
     #[test]
     fn exists_is_the_mark_of_a_mark_join() -> Result<()> {

@@ -105,8 +105,8 @@ mod tests {
     use datafusion_common::Result;
     use datafusion_expr::{LogicalPlan, col, in_subquery};
 
-    use crate::decorrelate_subqueries::test_util::decorrelated;
-    use crate::dependent_join::test_util::{rows_of_key, table};
+    use crate::fork_test_util::decorrelated;
+    use crate::fork_test_util::{rows_of_key, table};
 
     /// `s.v` of the rows of `s` whose `k` is `o.k`.
     fn values_of_key() -> Result<Arc<LogicalPlan>> {

@@ -305,8 +305,8 @@ mod tests {
     use datafusion_common::{JoinType, Result};
     use datafusion_expr::{col, exists, out_ref_col};
 
-    use crate::decorrelate_subqueries::test_util::decorrelated;
-    use crate::dependent_join::test_util::table;
+    use crate::fork_test_util::decorrelated;
+    use crate::fork_test_util::table;
 
     /// `o JOIN_TYPE t ON o.k = t.k AND EXISTS (SELECT * FROM s WHERE s.v =
     /// t.v)`.

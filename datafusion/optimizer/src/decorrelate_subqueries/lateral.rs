@@ -202,8 +202,8 @@ mod tests {
     };
     use datafusion_functions_window::expr_fn::row_number;
 
-    use crate::decorrelate_subqueries::test_util::decorrelated;
-    use crate::dependent_join::test_util::{outer, rows_of_key, table};
+    use crate::fork_test_util::decorrelated;
+    use crate::fork_test_util::{outer, rows_of_key, table};
 
     /// `LATERAL (body) alias`, as the SQL planner writes it.
     fn lateral(alias: &str, body: LogicalPlan) -> Result<LogicalPlan> {

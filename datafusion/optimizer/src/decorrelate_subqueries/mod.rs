@@ -547,27 +547,6 @@ fn join_subquery(
 }
 
 #[cfg(test)]
-pub(crate) mod test_util {
-    use std::sync::Arc;
-
-    use datafusion_common::Result;
-    use datafusion_expr::LogicalPlan;
-
-    use super::DecorrelateSubqueries;
-    use crate::{Optimizer, OptimizerContext, OptimizerRule};
-
-    /// `plan` as [`DecorrelateSubqueries`] alone rewrites it, in one pass.
-    pub(crate) fn decorrelated(plan: LogicalPlan) -> Result<String> {
-        let rules: Vec<Arc<dyn OptimizerRule + Send + Sync>> =
-            vec![Arc::new(DecorrelateSubqueries::new())];
-        let context = OptimizerContext::new().with_max_passes(1);
-        let optimized =
-            Optimizer::with_rules(rules).optimize(plan, &context, |_, _| {})?;
-        Ok(optimized.display_indent().to_string())
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use std::sync::Arc;
 
@@ -580,9 +559,9 @@ mod tests {
     use datafusion_functions_aggregate::sum::sum;
 
     use super::DecorrelateSubqueries;
-    use super::test_util::decorrelated;
-    use crate::dependent_join::test_util::{outer, rows_of_key, table};
-    use crate::{Optimizer, OptimizerContext, OptimizerRule};
+    use crate::OptimizerContext;
+    use crate::fork_test_util::{decorrelated, optimized_by};
+    use crate::fork_test_util::{outer, rows_of_key, table};
 
     #[test]
     fn a_subquery_in_an_aggregate_argument_is_joined_below_it() -> Result<()> {
@@ -624,11 +603,8 @@ mod tests {
             .project([lit(1)])?
             .build()?;
         let plan = table("o")?.filter(exists(Arc::new(exists_body)))?.build()?;
-        let rules: Vec<Arc<dyn OptimizerRule + Send + Sync>> =
-            vec![Arc::new(DecorrelateSubqueries::new())];
         let context = OptimizerContext::new().with_max_passes(3);
-        let optimized =
-            Optimizer::with_rules(rules).optimize(plan, &context, |_, _| {})?;
+        let optimized = optimized_by(DecorrelateSubqueries::new(), plan, &context)?;
         let scan_filters_read_outer = optimized.exists(|node| {
             Ok(matches!(node, LogicalPlan::TableScan(scan)
                 if scan.filters.iter().any(Expr::contains_outer)))

@@ -255,8 +255,8 @@ mod tests {
     use datafusion_expr::{Expr, LogicalPlan, col, scalar_subquery};
     use datafusion_functions_aggregate::count::count;
 
-    use crate::decorrelate_subqueries::test_util::decorrelated;
-    use crate::dependent_join::test_util::{outer, rows_of_key, table};
+    use crate::fork_test_util::decorrelated;
+    use crate::fork_test_util::{outer, rows_of_key, table};
 
     /// `SELECT o.k, (subquery) AS x FROM o`.
     fn select_subquery(subquery: LogicalPlan) -> Result<LogicalPlan> {

@@ -226,7 +226,7 @@ mod tests {
     use datafusion_functions_aggregate::count::count;
     use datafusion_functions_aggregate::sum::sum;
 
-    use crate::dependent_join::test_util::{pushed, rows_of_key};
+    use crate::fork_test_util::{pushed, rows_of_key};
 
     #[test]
     fn group_by_is_also_by_the_tags() -> Result<()> {

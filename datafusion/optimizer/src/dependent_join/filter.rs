@@ -148,7 +148,7 @@ mod tests {
     use datafusion_common::Result;
     use datafusion_expr::{col, lit};
 
-    use crate::dependent_join::test_util::{outer, pushed, rows_of_key, table};
+    use crate::fork_test_util::{outer, pushed, rows_of_key, table};
 
     #[test]
     fn an_equality_with_the_outer_column_is_the_tag() -> Result<()> {

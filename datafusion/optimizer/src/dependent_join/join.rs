@@ -278,7 +278,7 @@ mod tests {
     use datafusion_expr::logical_plan::Join;
     use datafusion_expr::{LogicalPlan, col};
 
-    use crate::dependent_join::test_util::{outer, pushed, table};
+    use crate::fork_test_util::{outer, pushed, table};
 
     /// `s JOIN_TYPE (t WHERE t.v = o.v) ON s.k = t.k`.
     fn join_of_correlated_right(join_type: JoinType) -> Result<LogicalPlan> {

@@ -61,7 +61,7 @@ mod tests {
     use datafusion_common::Result;
     use datafusion_expr::col;
 
-    use crate::dependent_join::test_util::{outer, pushed, rows_of_key};
+    use crate::fork_test_util::{outer, pushed, rows_of_key};
 
     #[test]
     fn an_outer_column_in_the_select_list_reads_the_tag() -> Result<()> {

@@ -226,7 +226,7 @@ mod tests {
     use datafusion_common::Result;
     use datafusion_expr::{LogicalPlanBuilder, col};
 
-    use crate::dependent_join::test_util::{pushed, rows_of_key};
+    use crate::fork_test_util::{pushed, rows_of_key};
 
     /// `s WHERE s.k = o.k ORDER BY s.v DESC`.
     fn sorted() -> Result<LogicalPlanBuilder> {

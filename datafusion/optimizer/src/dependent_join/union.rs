@@ -112,7 +112,7 @@ mod tests {
     use datafusion_common::Result;
     use datafusion_expr::{LogicalPlanBuilder, col, lit};
 
-    use crate::dependent_join::test_util::{outer, pushed, rows_of_key, table};
+    use crate::fork_test_util::{outer, pushed, rows_of_key, table};
 
     #[test]
     fn each_branch_of_a_union_is_tagged() -> Result<()> {

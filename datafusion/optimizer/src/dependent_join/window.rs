@@ -98,7 +98,7 @@ mod tests {
     use datafusion_expr::{ExprFunctionExt, col};
     use datafusion_functions_window::expr_fn::row_number;
 
-    use crate::dependent_join::test_util::{pushed, rows_of_key};
+    use crate::fork_test_util::{pushed, rows_of_key};
 
     #[test]
     fn a_window_is_also_partitioned_by_the_tags() -> Result<()> {
