@@ -25,7 +25,8 @@
 //! type, inside and around subqueries, names left unqualified wherever SQL
 //! reads them unambiguously, set operations with and without `ALL`,
 //! arrays with `unnest` and `ARRAY(subquery)`, `LATERAL`, rows compared
-//! with rows, and `UPDATE ... FROM` / `DELETE ... USING`. It keeps track of
+//! with rows, derived tables whose columns take other items' names or one
+//! name twice, and `UPDATE ... FROM` / `DELETE ... USING`. It keeps track of
 //! the query levels in [`Scope`] to write only names that resolve, and
 //! resolve to the same column, in both engines.
 //!
@@ -37,8 +38,9 @@
 //! (the server's cluster uses `C`); `ORDER BY` a list column (PostgreSQL
 //! sorts a NULL element last, DataFusion first); scalar subqueries that may
 //! return more rows than one (both refuse, with their own words); a
-//! `LIMIT` not under an `ORDER BY` of every column; `SELECT *` over a
-//! derived table of duplicate names; and labels (only values and their
+//! `LIMIT` not under an `ORDER BY` of every column; a reference to a
+//! name an item has twice (PostgreSQL refuses it; the fork reads the
+//! first of two equal columns); and labels (only values and their
 //! classes are compared). A result's own `SELECT` list, which nothing reads
 //! by name, has two columns of one name now and then.
 
@@ -97,6 +99,17 @@ pub struct Statement {
 struct Item {
     name: String,
     columns: Vec<(String, Kind)>,
+}
+
+impl Item {
+    /// Whether two of the item's columns are called `name`.
+    fn repeats(&self, name: &str) -> bool {
+        self.columns
+            .iter()
+            .filter(|(column, _)| column == name)
+            .count()
+            > 1
+    }
 }
 
 /// One query level: its `FROM` items, and the keys its `USING` and
@@ -182,9 +195,10 @@ impl Scope {
                 if inner.iter().any(|inner| inner.has_item(&item.name)) {
                     continue;
                 }
-                // Nor used twice in this level (the generator avoids it)
+                // Nor used twice in this level (the generator avoids it);
+                // a name the item has twice is ambiguous even qualified
                 for (column, column_kind) in &item.columns {
-                    if *column_kind == kind {
+                    if *column_kind == kind && !item.repeats(column) {
                         references.push(format!("{}.{column}", item.name));
                     }
                 }
@@ -323,6 +337,9 @@ impl RelationalGenerator {
     /// A table by its bare name or under an alias, as an item of the
     /// current level (whose items all have distinct names).
     fn table(&mut self, scope: &mut Scope) -> String {
+        if self.rng.random_bool(0.15) {
+            return self.derived_table(scope);
+        }
         loop {
             let (name, columns) = SCHEMAS[self.rng.random_range(0..SCHEMAS.len())];
             let alias = if self.rng.random_bool(0.35) {
@@ -347,6 +364,108 @@ impl RelationalGenerator {
                 None => name.to_string(),
             };
         }
+    }
+
+    /// A derived table as an item of the current level, `(SELECT ...) AS
+    /// xN`, whose columns users name as they like: bare columns, aliases
+    /// that take a table's column names (so that the item hides or merges
+    /// with another's), and now and then two columns of one name, which no
+    /// reference may then read (PostgreSQL calls it ambiguous). Its body
+    /// reads its own table and the query levels around the current one
+    /// (not the current level's other items, which would need `LATERAL`),
+    /// and is sometimes grouped or `DISTINCT`.
+    fn derived_table(&mut self, scope: &mut Scope) -> String {
+        let (base, base_columns) = SCHEMAS[self.rng.random_range(0..SCHEMAS.len())];
+        self.next_alias += 1;
+        let alias = format!("x{}", self.next_alias);
+        let mut body_scope = Scope {
+            levels: scope.levels[..scope.levels.len() - 1].to_vec(),
+        };
+        body_scope.levels.push(Level {
+            items: vec![Item {
+                name: base.to_string(),
+                columns: base_columns
+                    .iter()
+                    .map(|(column, kind)| (column.to_string(), *kind))
+                    .collect(),
+            }],
+            merged: vec![],
+        });
+        let name_of = |rng: &mut StdRng, column: &str| -> String {
+            if rng.random_bool(0.5) {
+                column.to_string()
+            } else {
+                ["k", "v", "w", "s", "c"][rng.random_range(0..5)].to_string()
+            }
+        };
+        let mut columns: Vec<(String, Kind)> = vec![];
+        let mut items: Vec<String> = vec![];
+        let grouped = self.rng.random_bool(0.25);
+        let (column, kind) = base_columns[self.rng.random_range(0..base_columns.len())];
+        let name = name_of(&mut self.rng, column);
+        items.push(if name == column {
+            column.to_string()
+        } else {
+            format!("{column} AS {name}")
+        });
+        columns.push((name, kind));
+        if grouped {
+            let name = name_of(&mut self.rng, "n");
+            // (not sum: PostgreSQL's sum of integers is a numeric)
+            let aggregate = if self.rng.random_bool(0.5) {
+                "count(*)".to_string()
+            } else {
+                let argument = self.local_integer(&mut body_scope);
+                let function = ["min", "max"][self.rng.random_range(0..2)];
+                format!("{function}({argument})")
+            };
+            items.push(format!("{aggregate} AS {name}"));
+            columns.push((name, Kind::Integer));
+        } else {
+            for _ in 0..self.rng.random_range(0..=2) {
+                if self.rng.random_bool(0.3) {
+                    // The same column again, under its own name or another
+                    let (column, kind) =
+                        base_columns[self.rng.random_range(0..base_columns.len())];
+                    let name = name_of(&mut self.rng, column);
+                    items.push(format!("{column} AS {name}"));
+                    columns.push((name, kind));
+                } else {
+                    let kind = if self.rng.random_bool(0.8) {
+                        Kind::Integer
+                    } else {
+                        Kind::Text
+                    };
+                    let expr = self.expr(&mut body_scope, kind, 1);
+                    let name = name_of(&mut self.rng, "e");
+                    items.push(format!("{expr} AS {name}"));
+                    columns.push((name, kind));
+                }
+            }
+        }
+        let distinct = !grouped
+            && !columns.iter().any(|(_, kind)| *kind == Kind::IntegerList)
+            && self.rng.random_bool(0.2);
+        let filter = if self.rng.random_bool(0.4) {
+            format!(" WHERE {}", self.predicate(&mut body_scope, 1))
+        } else {
+            String::new()
+        };
+        let group_by = if grouped {
+            format!(" GROUP BY {}", column)
+        } else {
+            String::new()
+        };
+        let sql = format!(
+            "(SELECT {}{} FROM {base}{filter}{group_by}) AS {alias}",
+            if distinct { "DISTINCT " } else { "" },
+            items.join(", ")
+        );
+        scope.current().items.push(Item {
+            name: alias,
+            columns,
+        });
+        sql
     }
 
     /// A `FROM` clause of one to three items in the current level: commas,
@@ -401,6 +520,7 @@ impl RelationalGenerator {
                 }
                 _ if join_type == "FULL JOIN" => {
                     // PostgreSQL runs a full join only on equalities
+                    // (a derived table may have no integer column to name)
                     let left_ref = pick_column(&mut self.rng, &left, Kind::Integer);
                     let right_ref = pick_column(
                         &mut self.rng,
@@ -410,8 +530,12 @@ impl RelationalGenerator {
                         },
                         Kind::Integer,
                     );
-                    from =
-                        format!("{from} FULL JOIN {right} ON {left_ref} = {right_ref}");
+                    from = match (left_ref, right_ref) {
+                        (Some(left_ref), Some(right_ref)) => format!(
+                            "{from} FULL JOIN {right} ON {left_ref} = {right_ref}"
+                        ),
+                        _ => format!("{from} CROSS JOIN {right}"),
+                    };
                 }
                 _ => {
                     let condition = self.predicate(scope, 0);
@@ -1045,7 +1169,9 @@ fn shared_names(left: &Level, right: &Item) -> Vec<(String, Kind)> {
     right
         .columns
         .iter()
-        .filter(|(name, kind)| left.unambiguous(name) == Some(*kind))
+        .filter(|(name, kind)| {
+            left.unambiguous(name) == Some(*kind) && !right.repeats(name)
+        })
         .cloned()
         .collect()
 }
@@ -1091,20 +1217,22 @@ fn select_list(exprs: &[String]) -> String {
         .join(", ")
 }
 
-/// A qualified column of `kind` of an item of `level` (every table has an
-/// integer column).
-fn pick_column(rng: &mut StdRng, level: &Level, kind: Kind) -> String {
+/// A qualified column of `kind` of an item of `level`, if one has a column
+/// of that kind under a name of its own.
+fn pick_column(rng: &mut StdRng, level: &Level, kind: Kind) -> Option<String> {
     let columns: Vec<String> = level
         .items
         .iter()
         .flat_map(|item| {
             item.columns
                 .iter()
-                .filter(|(_, column_kind)| *column_kind == kind)
+                .filter(move |(column, column_kind)| {
+                    *column_kind == kind && !item.repeats(column)
+                })
                 .map(move |(column, _)| format!("{}.{column}", item.name))
         })
         .collect();
-    columns[rng.random_range(0..columns.len())].clone()
+    (!columns.is_empty()).then(|| columns[rng.random_range(0..columns.len())].clone())
 }
 
 /// Records that a join of `right` to `left` merged `names`.

@@ -490,3 +490,37 @@ fn every_family_is_generated() {
     }
     let _: Family = generator.query().family;
 }
+
+#[test]
+fn derived_tables_with_a_repeated_name_are_generated() {
+    let mut generator = RelationalGenerator::new(12);
+    let queries: Vec<String> = (0..500).map(|_| generator.query().sql).collect();
+    let derived = queries
+        .iter()
+        .filter(|sql| sql.contains("(SELECT "))
+        .count();
+    // Two columns of one name in one derived table's SELECT list
+    let repeated = queries
+        .iter()
+        .filter(|sql| {
+            ["k", "v", "w", "s", "c"].iter().any(|name| {
+                sql.split(") AS x").any(|part| {
+                    let list = part.rsplit("(SELECT ").next().unwrap_or("");
+                    let list = list.split(" FROM ").next().unwrap_or("");
+                    list.split(", ")
+                        .filter(|item| {
+                            item.trim_start_matches("DISTINCT ") == *name
+                                || item.ends_with(&format!(" AS {name}"))
+                        })
+                        .count()
+                        > 1
+                })
+            })
+        })
+        .count();
+    assert!(
+        derived >= 50,
+        "{derived} of 500 queries have a derived table"
+    );
+    assert!(repeated >= 5, "{repeated} of 500 repeat a name in one");
+}
