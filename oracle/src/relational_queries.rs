@@ -411,9 +411,10 @@ impl RelationalGenerator {
         columns.push((name, kind));
         if grouped {
             let name = name_of(&mut self.rng, "n");
-            // (not sum: PostgreSQL's sum of integers is a numeric)
+            // Integers, as the tables' columns are: PostgreSQL's count is a
+            // bigint, whose sum is a numeric, which the oracle leaves out
             let aggregate = if self.rng.random_bool(0.5) {
-                "count(*)".to_string()
+                "CAST(count(*) AS INTEGER)".to_string()
             } else {
                 let argument = self.local_integer(&mut body_scope);
                 let function = ["min", "max"][self.rng.random_range(0..2)];
