@@ -308,63 +308,153 @@ struct Rewrite {
     aggregate_columns: Vec<Column>,
 }
 
+/// The window that computes `subquery`, the `index`th of the outer
+/// filter's `conjuncts`, over the rows of `outer`; `None` where one of the
+/// module's four conditions fails. The steps follow the conditions.
 fn window_of(
     subquery: &Subquery,
     outer: &JoinOfTables<'_>,
     conjuncts: &[&Expr],
     index: usize,
 ) -> Result<Option<Rewrite>> {
+    // Condition 1 (its shape) and 4 (its aggregates)
     let Some(inner) = aggregate_subquery(subquery) else {
         return Ok(None);
     };
-    // A volatile aggregate argument would be evaluated once per repeated
-    // row (`max(v * random())` draws more often)
-    if has_volatile(&subquery.subquery) {
+    if !aggregates_repeat_insensitive(subquery, &inner) {
         return Ok(None);
     }
-    // An aggregate of outer columns would see, per key, the values of every
-    // outer row of the key; a subquery in the projection reads its own scope
-    if !inner.aggregate.aggr_expr.iter().all(repeat_insensitive)
-        || inner.aggregate.aggr_expr.iter().any(Expr::contains_outer)
-        || inner
+    let Some(mapping) = TableMapping::new(&inner.body, outer) else {
+        return Ok(None);
+    };
+    // Conditions 2 and 3, the subquery's side
+    let Some(own) = subquery_predicates(&inner, &mapping)? else {
+        return Ok(None);
+    };
+    // Conditions 2 and 3, the outer query's side: the same predicates
+    let other_conjuncts = conjuncts
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != index)
+        .map(|(_, conjunct)| *conjunct);
+    let (outer_local, crossing) =
+        outer_predicates(outer.predicates.iter().chain(other_conjuncts), &mapping);
+    if outer_local != own.local || crossing != own.correlation {
+        return Ok(None);
+    }
+
+    let aggregates = inner
+        .aggregate
+        .aggr_expr
+        .iter()
+        .map(|expr| mapping.rename(expr))
+        .collect::<Result<Vec<_>>>()?;
+    // Renamed first: an outer reference names an outer table, which may
+    // share its name with a table of the subquery
+    let top = inner
+        .top
+        .map(|projection| {
+            projection
+                .expr
+                .iter()
+                .map(|expr| strip_outer(&mapping.rename(expr)?))
+                .collect::<Result<Vec<_>>>()
+        })
+        .transpose()?;
+    let aggregate_columns = inner.aggregate.schema.columns();
+    Ok(Some(Rewrite {
+        partition_by: own.partition_by,
+        aggregates,
+        top,
+        aggregate_columns,
+    }))
+}
+
+/// Whether each aggregate of `inner` gives the same value over its rows
+/// each repeated (condition 4), and the subquery reads nothing that
+/// repetition would change.
+fn aggregates_repeat_insensitive(subquery: &Subquery, inner: &AggregateSubquery) -> bool {
+    // A volatile aggregate argument would be evaluated once per repeated
+    // row (`max(v * random())` draws more often); an aggregate of outer
+    // columns would see, per key, the values of every outer row of the
+    // key; a subquery in the projection reads its own scope
+    !has_volatile(&subquery.subquery)
+        && inner.aggregate.aggr_expr.iter().all(repeat_insensitive)
+        && !inner.aggregate.aggr_expr.iter().any(Expr::contains_outer)
+        && !inner
             .top
             .is_some_and(|top| top.expr.iter().any(contains_subquery))
-    {
-        return Ok(None);
-    }
-    // Each table of the subquery, the one outer table over the same plan
-    let mut renames: HashMap<TableReference, TableReference> = HashMap::new();
-    let mut mapped: BTreeSet<TableReference> = BTreeSet::new();
-    for (name, plan) in &inner.body.tables {
-        let same: Vec<&TableReference> = outer
-            .tables
-            .iter()
-            .filter(|(_, outer_plan)| same_source(plan, outer_plan))
-            .map(|(outer_name, _)| outer_name)
-            .collect();
-        let [outer_name] = same.as_slice() else {
-            return Ok(None);
-        };
-        if !mapped.insert((*outer_name).clone()) {
-            return Ok(None);
+}
+
+/// Each table of the subquery (`S`) and the one outer table over the same
+/// plan (its `S'`).
+struct TableMapping {
+    renames: HashMap<TableReference, TableReference>,
+    /// The outer tables some subquery table maps to.
+    mapped: BTreeSet<TableReference>,
+}
+
+impl TableMapping {
+    /// `None` where a subquery table has no outer table over the same plan,
+    /// or several, or shares one with another subquery table.
+    fn new(body: &JoinOfTables<'_>, outer: &JoinOfTables<'_>) -> Option<Self> {
+        let mut renames = HashMap::new();
+        let mut mapped = BTreeSet::new();
+        for (name, plan) in &body.tables {
+            let same: Vec<&TableReference> = outer
+                .tables
+                .iter()
+                .filter(|(_, outer_plan)| same_source(plan, outer_plan))
+                .map(|(outer_name, _)| outer_name)
+                .collect();
+            let [outer_name] = same.as_slice() else {
+                return None;
+            };
+            if !mapped.insert((*outer_name).clone()) {
+                return None;
+            }
+            renames.insert(name.clone(), (*outer_name).clone());
         }
-        renames.insert(name.clone(), (*outer_name).clone());
+        Some(Self { renames, mapped })
     }
-    let rename = |expr: &Expr| rename_tables(expr, &renames);
-    let reads_mapped = |expr: &Expr| -> (bool, bool) {
+
+    /// `expr` with the subquery's tables renamed to the outer query's.
+    fn rename(&self, expr: &Expr) -> Result<Expr> {
+        rename_tables(expr, &self.renames)
+    }
+
+    /// Whether `expr` reads the mapped outer tables (`S'`), and whether it
+    /// reads any other column.
+    fn reads_mapped(&self, expr: &Expr) -> (bool, bool) {
         let mut mapped_side = false;
         let mut other_side = false;
         for column in expr.column_refs() {
             match &column.relation {
-                Some(relation) if mapped.contains(relation) => mapped_side = true,
+                Some(relation) if self.mapped.contains(relation) => mapped_side = true,
                 _ => other_side = true,
             }
         }
         (mapped_side, other_side)
-    };
+    }
+}
 
-    // The subquery's predicates: its own (condition 2), and the correlation
-    // (condition 3)
+/// The subquery's predicates, renamed to the outer tables and normalized:
+/// its own, and its correlation equalities with the window's partition
+/// keys.
+struct SubqueryPredicates {
+    local: HashSet<Expr>,
+    correlation: HashSet<Expr>,
+    partition_by: Vec<Expr>,
+}
+
+/// `inner`'s predicates split as [`SubqueryPredicates`]; `None` where one
+/// holds a subquery, or reads the outer query other than by an equality of
+/// a column of a table the window can partition by (condition 3), or where
+/// none is correlated.
+fn subquery_predicates(
+    inner: &AggregateSubquery,
+    mapping: &TableMapping,
+) -> Result<Option<SubqueryPredicates>> {
     let mut local = HashSet::new();
     let mut correlation = HashSet::new();
     let mut partition_by = vec![];
@@ -373,7 +463,7 @@ fn window_of(
             return Ok(None);
         }
         if !predicate.contains_outer() {
-            local.insert(normalized(rename(predicate)?));
+            local.insert(normalized(mapping.rename(predicate)?));
             continue;
         }
         let Some((inner_column, outer_column)) = correlation_equality(predicate) else {
@@ -388,14 +478,13 @@ fn window_of(
             .input
             .schema()
             .qualified_field_from_column(&inner_column)?;
-        let key_type = key_field.data_type().clone();
-        if key_type.is_floating() {
+        if key_field.data_type().is_floating() {
             return Ok(None);
         }
-        let inner_column = rename(&Expr::Column(inner_column))?;
+        let inner_column = mapping.rename(&Expr::Column(inner_column))?;
         let outer_side = Expr::Column(outer_column.clone());
         // The outer column belongs to the outer query's other tables
-        if reads_mapped(&outer_side).0 {
+        if mapping.reads_mapped(&outer_side).0 {
             return Ok(None);
         }
         correlation.insert(normalized(inner_column.clone().eq(outer_side)));
@@ -404,22 +493,27 @@ fn window_of(
     if partition_by.is_empty() {
         return Ok(None);
     }
+    Ok(Some(SubqueryPredicates {
+        local,
+        correlation,
+        partition_by,
+    }))
+}
 
-    // The outer predicates, but those that hold a subquery
+/// The outer predicates that hold no subquery, normalized: those that read
+/// only the mapped tables (to be the subquery's own), and those that read
+/// them and the other tables (to be its correlation).
+fn outer_predicates<'a>(
+    predicates: impl Iterator<Item = &'a Expr>,
+    mapping: &TableMapping,
+) -> (HashSet<Expr>, HashSet<Expr>) {
     let mut outer_local = HashSet::new();
     let mut crossing = HashSet::new();
-    let all_outer = outer.predicates.iter().chain(
-        conjuncts
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != index)
-            .map(|(_, c)| *c),
-    );
-    for predicate in all_outer {
+    for predicate in predicates {
         if contains_subquery(predicate) {
             continue;
         }
-        match reads_mapped(predicate) {
+        match mapping.reads_mapped(predicate) {
             (true, false) => {
                 outer_local.insert(normalized(predicate.clone()));
             }
@@ -429,35 +523,7 @@ fn window_of(
             _ => {}
         }
     }
-    if outer_local != local || crossing != correlation {
-        return Ok(None);
-    }
-
-    let aggregates = inner
-        .aggregate
-        .aggr_expr
-        .iter()
-        .map(&rename)
-        .collect::<Result<Vec<_>>>()?;
-    // Renamed first: an outer reference names an outer table, which may
-    // share its name with a table of the subquery
-    let top = inner
-        .top
-        .map(|projection| {
-            projection
-                .expr
-                .iter()
-                .map(|expr| strip_outer(&rename(expr)?))
-                .collect::<Result<Vec<_>>>()
-        })
-        .transpose()?;
-    let aggregate_columns = inner.aggregate.schema.columns();
-    Ok(Some(Rewrite {
-        partition_by,
-        aggregates,
-        top,
-        aggregate_columns,
-    }))
+    (outer_local, crossing)
 }
 
 /// Whether two table plans read the same rows: the same scan, or the same
