@@ -302,3 +302,68 @@ fn joined_having(
         on_empty_input,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use datafusion_common::Result;
+    use datafusion_expr::{col, lit};
+    use datafusion_functions_aggregate::count::count;
+    use datafusion_functions_aggregate::sum::sum;
+
+    use super::*;
+    use crate::fork_test_util::table;
+
+    fn schema() -> Result<DFSchemaRef> {
+        Ok(Arc::clone(table("s")?.build()?.schema()))
+    }
+
+    #[test]
+    fn a_count_of_no_rows_is_zero_and_a_sum_null() -> Result<()> {
+        let schema = schema()?;
+        let count_value = empty_input_value(&count(col("s.v")).alias("n"), &schema)?;
+        let sum_value = empty_input_value(&sum(col("s.v")), &schema)?;
+        let not_aggregate = empty_input_value(&col("s.v"), &schema)?;
+        insta::assert_snapshot!(
+            format!("{count_value}\n{sum_value}\n{not_aggregate}"),
+            @r"
+            Int64(0)
+            Int64(NULL)
+            NULL
+            "
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn only_a_value_not_null_over_no_rows_is_compensated() -> Result<()> {
+        let unmatched = col("__matched").is_null();
+        let count_value = compensated(col("n"), unmatched.clone(), lit(0i64))?;
+        let sum_value =
+            compensated(col("total"), unmatched, lit(ScalarValue::Int64(None)))?;
+        insta::assert_snapshot!(format!("{count_value}\n{sum_value}"), @r"
+            CASE WHEN __matched IS NULL THEN Int64(0) ELSE n END
+            total
+            ");
+        Ok(())
+    }
+
+    #[test]
+    fn a_having_reading_the_outer_query_is_lifted_where_a_value_is_compensated()
+    -> Result<()> {
+        let input = Arc::new(table("s")?.build()?);
+        let correlated = Filter::try_new(
+            col("s.v").gt(crate::fork_test_util::outer("v")),
+            Arc::clone(&input),
+        )?;
+        let local = Filter::try_new(col("s.v").gt(lit(1)), input)?;
+        let mut counted = EmptyResults::default();
+        counted.insert("n".to_string(), lit(0i64));
+        let mut summed = EmptyResults::default();
+        summed.insert("total".to_string(), lit(ScalarValue::Int64(None)));
+        assert!(is_correlated_having(&correlated, Some(&counted))?);
+        assert!(!is_correlated_having(&correlated, Some(&summed))?);
+        assert!(!is_correlated_having(&correlated, None)?);
+        assert!(!is_correlated_having(&local, Some(&counted))?);
+        Ok(())
+    }
+}

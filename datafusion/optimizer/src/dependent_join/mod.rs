@@ -374,3 +374,67 @@ fn distinct_rows(plan: LogicalPlan) -> Result<LogicalPlan> {
 fn not_distinct(left: Expr, right: Expr) -> Expr {
     binary_expr(left, Operator::IsNotDistinctFrom, right)
 }
+
+#[cfg(test)]
+mod tests {
+    //! The operators [`DependentJoin::push`] passes through here: the
+    //! others have their tests in their modules.
+
+    use std::sync::Arc;
+
+    use arrow::datatypes::{DataType, Field, Schema};
+    use datafusion_common::Result;
+    use datafusion_expr::col;
+    use datafusion_expr::logical_plan::table_scan;
+
+    use crate::fork_test_util::{outer, pushed, rows_of_key};
+
+    #[test]
+    fn a_distinct_keeps_the_tags_among_its_columns() -> Result<()> {
+        let subquery = rows_of_key()?.project([col("s.v")])?.distinct()?.build()?;
+        insta::assert_snapshot!(pushed(subquery)?, @r"
+            Aggregate: groupBy=[[s.v, __domain_tag_2_0]], aggr=[[]]
+              Projection: s.v, __domain_tag_2_0
+                Projection: s.k, s.v, s.k AS __domain_tag_2_0
+                  Filter: s.k IS NOT NULL
+                    TableScan: s
+            tags: [__domain_tag_2_0]; unique: false; non-NULL tags: true
+            ");
+        Ok(())
+    }
+
+    #[test]
+    fn an_alias_requalifies_the_tags() -> Result<()> {
+        let subquery = rows_of_key()?.alias("x")?.project([col("x.v")])?.build()?;
+        insta::assert_snapshot!(pushed(subquery)?, @r"
+            Projection: x.v, x.__domain_tag_2_0
+              SubqueryAlias: x
+                Projection: s.k, s.v, s.k AS __domain_tag_2_0
+                  Filter: s.k IS NOT NULL
+                    TableScan: s
+            tags: [x.__domain_tag_2_0]; unique: false; non-NULL tags: true
+            ");
+        Ok(())
+    }
+
+    #[test]
+    fn an_unnest_repeats_the_tags_of_each_row() -> Result<()> {
+        let list = DataType::List(Arc::new(Field::new_list_field(DataType::Int32, true)));
+        let schema = Schema::new(vec![
+            Field::new("k", DataType::Int32, true),
+            Field::new("l", list, true),
+        ]);
+        let subquery = table_scan(Some("s"), &schema, None)?
+            .filter(col("s.k").eq(outer("k")))?
+            .unnest_column("l")?
+            .build()?;
+        insta::assert_snapshot!(pushed(subquery)?, @r"
+            Unnest: lists[s.l|depth=1] structs[]
+              Projection: s.k, s.l, s.k AS __domain_tag_2_0
+                Filter: s.k IS NOT NULL
+                  TableScan: s
+            tags: [__domain_tag_2_0]; unique: false; non-NULL tags: true
+            ");
+        Ok(())
+    }
+}
