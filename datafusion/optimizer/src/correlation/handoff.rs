@@ -53,7 +53,7 @@ use datafusion_expr::logical_plan::{
     Aggregate, Filter, JoinType, Projection, SkipType, SubqueryAlias, Window,
 };
 use datafusion_expr::subquery_exprs::{contains_subquery, subquery_of};
-use datafusion_expr::utils::split_conjunction;
+use datafusion_expr::utils::{find_out_reference_exprs, split_conjunction};
 use datafusion_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
 
 use super::lateral::lateral_side;
@@ -78,9 +78,13 @@ use super::{
 /// ([`correlation_stays_below`]) or below both sides with a column name in
 /// common, or an `OFFSET` above a correlation (they drop
 /// the limit of an `EXISTS` subquery, which is right only without an
-/// offset).
+/// offset), or a filter whose correlation reads an outer column its input
+/// also has ([`outer_column_shadowed`]).
 pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
     match node {
+        LogicalPlan::Filter(filter) if outer_column_shadowed(filter) => {
+            return Ok(true);
+        }
         LogicalPlan::SubqueryAlias(SubqueryAlias { input, .. }) => {
             return correlates_dropped_column(input);
         }
@@ -208,6 +212,26 @@ fn shares_a_column_name(left: &LogicalPlan, right: &LogicalPlan) -> bool {
         .fields()
         .iter()
         .any(|field| right.has_column_with_unqualified_name(field.name()))
+}
+
+/// Whether a correlated conjunct of `filter` reads an outer column that the
+/// filter's input has too, under the same qualified name. The pull-up
+/// strips the outer references from the conditions it pulls up, and takes
+/// every column the input has for the input's: the outer `t1.k` of `(SELECT
+/// v FROM t1) x1 JOIN t3 ON x1.v < t1.k`, once the condition is pushed into
+/// the derived table (`t1.v < t1.k` there), was read as the inner `t1.k`,
+/// and the subquery answered for the wrong rows without an error
+/// (DataFusion 55.2.0 too). The dependent join keeps the two apart.
+fn outer_column_shadowed(filter: &Filter) -> bool {
+    let input = filter.input.schema();
+    split_conjunction(&filter.predicate)
+        .into_iter()
+        .filter(|conjunct| conjunct.contains_outer())
+        .flat_map(find_out_reference_exprs)
+        .any(|reference| {
+            matches!(&reference, Expr::OuterReferenceColumn(_, column)
+                if input.has_column(column))
+        })
 }
 
 /// Whether a predicate below `input` relates an outer reference to a column
@@ -503,8 +527,27 @@ mod tests {
     use datafusion_common::Result;
     use datafusion_expr::{LogicalPlan, LogicalPlanBuilder, col};
 
-    use super::pull_up_confuses_equal_plans;
+    use super::{leave_to_dependent_join, pull_up_confuses_equal_plans};
     use crate::fork_test_util::{outer, table};
+
+    /// `s WHERE s.v < outer_ref(t.k)`
+    fn filter_reading_outer(outer_table: &str) -> Result<LogicalPlan> {
+        let outer_k = datafusion_expr::out_ref_col(
+            arrow::datatypes::DataType::Int32,
+            format!("{outer_table}.k").as_str(),
+        );
+        table("s")?.filter(col("s.v").lt(outer_k))?.build()
+    }
+
+    #[test]
+    fn an_outer_column_its_filter_input_has_too_is_left_to_the_dependent_join()
+    -> Result<()> {
+        // The outer s.k beside the inner s.k: the pull-up would read one
+        // for the other
+        assert!(leave_to_dependent_join(&filter_reading_outer("s")?)?);
+        assert!(!leave_to_dependent_join(&filter_reading_outer("o")?)?);
+        Ok(())
+    }
 
     /// `(SELECT * FROM s WHERE s.v < o.v) a CROSS JOIN (SELECT k FROM
     /// second) b`
