@@ -32,32 +32,49 @@
 //! Type coercion coerces a subquery's nodes before the outer query's (with
 //! no outer schema), then meets the subquery again at the outer node that
 //! holds it, with the outer query coerced. There, each outer reference of
-//! the subquery takes the type of the column it reads, and each node whose
-//! references changed type is coerced again (a second cast over the stale
-//! one, which widens and loses nothing).
+//! the subquery takes the type of the column it reads, in the nearest
+//! enclosing level that has it (a subquery nested in the subquery sees its
+//! enclosing node's inputs first), each node whose references changed type
+//! is coerced again (a cast over the stale cast, chosen against the coerced
+//! type), and each node above it has its schema recomputed.
 
 use datafusion_common::tree_node::{Transformed, TreeNode};
 use datafusion_common::{DFSchema, Result};
+use datafusion_expr::utils::merge_schema;
 use datafusion_expr::{Expr, LogicalPlan};
 
+/// Type coercion of one node of a subquery, given the schema of the levels
+/// around the subquery (the analyzer's `analyze_internal`).
+pub(crate) type CoerceNode =
+    fn(&DFSchema, LogicalPlan) -> Result<Transformed<LogicalPlan>>;
+
 /// `subquery` with each outer reference typed as `outer_schema`, the
-/// coerced schema of the levels around it, has the column it reads (where
-/// it has it once), and each node whose references changed type coerced
-/// again by `coerce` (type coercion of one node against `outer_schema`).
+/// coerced schema of the levels around it (nearest first), has the column
+/// it reads, each node whose references changed type coerced again by
+/// `coerce`, and the schemas above recomputed.
 pub(crate) fn with_outer_reference_types(
     subquery: LogicalPlan,
     outer_schema: &DFSchema,
-    mut coerce: impl FnMut(LogicalPlan) -> Result<Transformed<LogicalPlan>>,
+    coerce: CoerceNode,
 ) -> Result<Transformed<LogicalPlan>> {
     if outer_schema.fields().is_empty() {
         return Ok(Transformed::no(subquery));
     }
-    subquery.transform_up_with_subqueries(|node| {
-        let retyped = retyped_references(node, outer_schema)?;
+    subquery.transform_up(|node| {
+        // The subqueries in the node's expressions see its inputs first
+        let mut nearer = merge_schema(&node.inputs());
+        nearer.merge(outer_schema);
+        let node = node.map_subqueries(|nested| {
+            with_outer_reference_types(nested, &nearer, coerce)
+        })?;
+        let retyped =
+            node.transform_data(|node| retyped_references(node, outer_schema))?;
         if retyped.transformed {
-            coerce(retyped.data).map(|coerced| Transformed::yes(coerced.data))
+            // Coercion recomputes the node's schema too
+            Ok(Transformed::yes(coerce(outer_schema, retyped.data)?.data))
         } else {
-            Ok(retyped)
+            // A node above one that changed type: its schema from its inputs
+            Ok(Transformed::no(retyped.data.recompute_schema()?))
         }
     })
 }

@@ -32,8 +32,8 @@
 //!   and anti joins cannot give;
 //! - [`leave_subquery_to_dependent_join`], asked by both of the whole
 //!   subquery: one correlated past the plan it would be joined to, or one
-//!   whose equal plans the pull-up would confuse
-//!   ([`pull_up_confuses_equal_plans`], which the lateral rule asks too).
+//!   whose plans or columns the pull-up would confuse
+//!   ([`pull_up_confuses`], which the lateral rule asks too).
 //!
 //! [`pins_correlated_subquery`] is the same kind of promise made to
 //! [`PushDownFilter`]: it keeps a filter with a correlated subquery where
@@ -78,13 +78,9 @@ use super::{
 /// ([`correlation_stays_below`]) or below both sides with a column name in
 /// common, or an `OFFSET` above a correlation (they drop
 /// the limit of an `EXISTS` subquery, which is right only without an
-/// offset), or a filter whose correlation reads an outer column its input
-/// also has ([`outer_column_shadowed`]).
+/// offset).
 pub(crate) fn leave_to_dependent_join(node: &LogicalPlan) -> Result<bool> {
     match node {
-        LogicalPlan::Filter(filter) if outer_column_shadowed(filter) => {
-            return Ok(true);
-        }
         LogicalPlan::SubqueryAlias(SubqueryAlias { input, .. }) => {
             return correlates_dropped_column(input);
         }
@@ -214,26 +210,6 @@ fn shares_a_column_name(left: &LogicalPlan, right: &LogicalPlan) -> bool {
         .any(|field| right.has_column_with_unqualified_name(field.name()))
 }
 
-/// Whether a correlated conjunct of `filter` reads an outer column that the
-/// filter's input has too, under the same qualified name. The pull-up
-/// strips the outer references from the conditions it pulls up, and takes
-/// every column the input has for the input's: the outer `t1.k` of `(SELECT
-/// v FROM t1) x1 JOIN t3 ON x1.v < t1.k`, once the condition is pushed into
-/// the derived table (`t1.v < t1.k` there), was read as the inner `t1.k`,
-/// and the subquery answered for the wrong rows without an error
-/// (DataFusion 55.2.0 too). The dependent join keeps the two apart.
-fn outer_column_shadowed(filter: &Filter) -> bool {
-    let input = filter.input.schema();
-    split_conjunction(&filter.predicate)
-        .into_iter()
-        .filter(|conjunct| conjunct.contains_outer())
-        .flat_map(find_out_reference_exprs)
-        .any(|reference| {
-            matches!(&reference, Expr::OuterReferenceColumn(_, column)
-                if input.has_column(column))
-        })
-}
-
 /// Whether a predicate below `input` relates an outer reference to a column
 /// that `input` does not output (a derived table whose `SELECT` list drops
 /// the column its correlation reads).
@@ -262,12 +238,63 @@ fn correlates_dropped_column(input: &LogicalPlan) -> Result<bool> {
 /// Whether the shape-specific rules must leave `subquery`, to be joined to
 /// a plan of schema `outer`, whole to the dependent join: where it is
 /// [`correlated_beyond`] `outer`, or where the pull-up would confuse two
-/// equal plans in it ([`pull_up_confuses_equal_plans`]).
+/// plans or two columns in it ([`pull_up_confuses`]).
 pub(crate) fn leave_subquery_to_dependent_join(
     subquery: &LogicalPlan,
     outer: &DFSchema,
 ) -> Result<bool> {
-    Ok(correlated_beyond(subquery, outer)? || pull_up_confuses_equal_plans(subquery)?)
+    Ok(correlated_beyond(subquery, outer)? || pull_up_confuses(subquery)?)
+}
+
+/// Whether the pull-up would confuse two equal plans of `subquery`
+/// ([`pull_up_confuses_equal_plans`]) or an outer column with one of the
+/// subquery's own ([`outer_column_taken_for_inner`]).
+pub(crate) fn pull_up_confuses(subquery: &LogicalPlan) -> Result<bool> {
+    Ok(
+        pull_up_confuses_equal_plans(subquery)?
+            || outer_column_taken_for_inner(subquery)?,
+    )
+}
+
+/// Whether an outer column that a correlated filter of `subquery` reads has
+/// the name of a column the pull-up takes for the subquery's own: one of
+/// the input of a correlated filter, or a correlated column as the pull-up
+/// names it under a derived table's alias. The pull-up strips the outer
+/// references of the conditions it pulls up and requalifies, under the
+/// subquery's alias, every column of the subquery's it collected, from all
+/// its filters at once: in `EXISTS (SELECT 1 FROM (SELECT t1.k FROM t1 WHERE
+/// t1.k = t2.z) x WHERE x.k < t1.k)` the outer `t1.k` became the subquery's
+/// `k`, and the subquery was never true (DataFusion 55.2.0 too). The
+/// dependent join keeps outer references apart from columns.
+fn outer_column_taken_for_inner(subquery: &LogicalPlan) -> Result<bool> {
+    let mut outer_columns: Vec<Column> = vec![];
+    let mut own_columns: Vec<Column> = pulled_up_columns(subquery)?;
+    subquery.apply(|plan| {
+        if matches!(plan, LogicalPlan::Subquery(_)) {
+            return Ok(TreeNodeRecursion::Jump);
+        }
+        if let LogicalPlan::Filter(filter) = plan {
+            let mut correlated = false;
+            for conjunct in split_conjunction(&filter.predicate) {
+                if !conjunct.contains_outer() {
+                    continue;
+                }
+                correlated = true;
+                for reference in find_out_reference_exprs(conjunct) {
+                    if let Expr::OuterReferenceColumn(_, column) = reference {
+                        outer_columns.push(column);
+                    }
+                }
+            }
+            if correlated {
+                own_columns.extend(filter.input.schema().columns());
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    Ok(outer_columns
+        .iter()
+        .any(|column| own_columns.contains(column)))
 }
 
 /// Whether a correlated filter of `subquery` reads an input that occurs in
@@ -276,7 +303,7 @@ pub(crate) fn leave_subquery_to_dependent_join(
 /// correlation reads against the plan left where its filter was, by value:
 /// the other occurrence would be taken to output them too, and the columns
 /// named under its alias.
-pub(crate) fn pull_up_confuses_equal_plans(subquery: &LogicalPlan) -> Result<bool> {
+fn pull_up_confuses_equal_plans(subquery: &LogicalPlan) -> Result<bool> {
     let mut filtered: Vec<&LogicalPlan> = vec![];
     subquery.apply(|plan| {
         if matches!(plan, LogicalPlan::Subquery(_)) {
@@ -527,7 +554,7 @@ mod tests {
     use datafusion_common::Result;
     use datafusion_expr::{LogicalPlan, LogicalPlanBuilder, col};
 
-    use super::{leave_to_dependent_join, pull_up_confuses_equal_plans};
+    use super::{pull_up_confuses, pull_up_confuses_equal_plans};
     use crate::fork_test_util::{outer, table};
 
     /// `s WHERE s.v < outer_ref(t.k)`
@@ -540,12 +567,23 @@ mod tests {
     }
 
     #[test]
-    fn an_outer_column_its_filter_input_has_too_is_left_to_the_dependent_join()
-    -> Result<()> {
+    fn an_outer_column_named_like_one_of_the_subquery_confuses_the_pull_up() -> Result<()>
+    {
         // The outer s.k beside the inner s.k: the pull-up would read one
         // for the other
-        assert!(leave_to_dependent_join(&filter_reading_outer("s")?)?);
-        assert!(!leave_to_dependent_join(&filter_reading_outer("o")?)?);
+        assert!(pull_up_confuses(&filter_reading_outer("s")?)?);
+        assert!(!pull_up_confuses(&filter_reading_outer("o")?)?);
+        // Read in one filter, named by the pull-up in another: `(SELECT s.k
+        // FROM s WHERE s.k = o.k) x WHERE x.k < x.v`, the outer reference
+        // here to a table named x
+        let inner = table("s")?
+            .filter(col("s.k").eq(outer("k")))?
+            .project([col("s.k"), col("s.v")])?
+            .alias("x")?;
+        let outer_x_v =
+            datafusion_expr::out_ref_col(arrow::datatypes::DataType::Int32, "x.v");
+        let plan = inner.filter(col("x.k").lt(outer_x_v))?.build()?;
+        assert!(pull_up_confuses(&plan)?);
         Ok(())
     }
 
