@@ -18,10 +18,12 @@
 //! Queries under a memory limit finish or fail with `Resources exhausted`;
 //! they never wait forever and never hold rows outside the memory pool.
 //!
-//! - A single join holds back the rows it matched until every row that could
-//!   match them again has been seen; those rows count in the pool, so a
-//!   lookup whose held rows exceed the pool fails where the plain `LEFT JOIN`
-//!   (which streams them) completes.
+//! - A single join whose output is read to the end streams its matched rows
+//!   as the plain `LEFT JOIN` does, and runs under the smallest pool that
+//!   join runs under. Under a `LIMIT` it holds back the rows it matched
+//!   until every row that could match them again has been seen; those rows
+//!   count in the pool, so a lookup whose held rows exceed the pool fails
+//!   where the plain `LEFT JOIN` completes.
 //! - A nested loop join that keeps unmatched build-side rows does not fall
 //!   back to loading its build side in chunks when its probe side has more
 //!   than one partition: each partition would emit the rows unmatched in its
@@ -146,6 +148,10 @@ async fn lookup_tables(ctx: &SessionContext, outer_rows: usize) -> Result<()> {
 }
 
 const SINGLE_JOIN: &str = "SELECT o.k, (SELECT l.s FROM l WHERE l.k = o.k) AS s FROM o";
+/// The same lookup under a `LIMIT` (larger than the table: only that
+/// something above the join may stop reading matters)
+const LIMITED_SINGLE_JOIN: &str =
+    "SELECT o.k, (SELECT l.s FROM l WHERE l.k = o.k) AS s FROM o LIMIT 1000000";
 const LEFT_JOIN: &str = "SELECT o.k, l.s FROM o LEFT JOIN l ON l.k = o.k";
 
 /// The physical plan of `sql`, as `EXPLAIN` shows it.
@@ -178,16 +184,45 @@ fn is_resources_exhausted(error: &DataFusionError) -> bool {
 const OUTER_ROWS: usize = 20_000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn single_join_runs_in_the_pool_of_the_left_join() -> Result<()> {
+    // The smallest pool the left join runs under: its peak, with no limit
+    let pool = PeakPool::new(usize::MAX);
+    let ctx = context(Arc::clone(&pool) as _)?;
+    lookup_tables(&ctx, OUTER_ROWS).await?;
+    let left = run_within(&ctx, LEFT_JOIN, Duration::from_secs(60)).await?;
+    assert_eq!(row_count(&left), OUTER_ROWS);
+    let limit = pool.peak();
+
+    for _ in 0..3 {
+        let pool = PeakPool::new(limit);
+        let ctx = context(Arc::clone(&pool) as _)?;
+        lookup_tables(&ctx, OUTER_ROWS).await?;
+        // Built on the outer rows, as the left join is, and read to the end:
+        // the matched rows go out as they are found
+        let plan = physical_plan(&ctx, SINGLE_JOIN).await?;
+        assert!(plan.contains("join_type=LeftSingle"), "{plan}");
+        assert!(!plan.contains("holds_matches"), "{plan}");
+        let left = run_within(&ctx, LEFT_JOIN, Duration::from_secs(60)).await?;
+        assert_eq!(row_count(&left), OUTER_ROWS, "the left join in {pool}");
+        let single = run_within(&ctx, SINGLE_JOIN, Duration::from_secs(60)).await?;
+        assert_eq!(row_count(&single), OUTER_ROWS, "the single join in {pool}");
+        assert_eq!(sorted_rows(&single)?, sorted_rows(&left)?);
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn held_matches_of_a_single_join_count_in_the_pool() -> Result<()> {
-    // Without a limit: the single join builds on the outer rows and holds
+    // Under a limit: the single join builds on the outer rows and holds
     // every matched row, lookup strings included, until the probe side ends.
     let pool = PeakPool::new(usize::MAX);
     let ctx = context(Arc::clone(&pool) as _)?;
     lookup_tables(&ctx, OUTER_ROWS).await?;
-    let plan = physical_plan(&ctx, SINGLE_JOIN).await?;
+    let plan = physical_plan(&ctx, LIMITED_SINGLE_JOIN).await?;
     assert!(plan.contains("join_type=LeftSingle"), "{plan}");
+    assert!(plan.contains("holds_matches"), "{plan}");
 
-    let single = run_within(&ctx, SINGLE_JOIN, Duration::from_secs(60)).await?;
+    let single = run_within(&ctx, LIMITED_SINGLE_JOIN, Duration::from_secs(60)).await?;
     let single_peak = pool.peak();
     assert_eq!(row_count(&single), OUTER_ROWS);
     // The lookup strings alone, held until the end.
@@ -218,7 +253,7 @@ async fn held_matches_of_a_single_join_count_in_the_pool() -> Result<()> {
     lookup_tables(&ctx, OUTER_ROWS).await?;
     let left = run_within(&ctx, LEFT_JOIN, Duration::from_secs(60)).await?;
     assert_eq!(row_count(&left), OUTER_ROWS);
-    let error = run_within(&ctx, SINGLE_JOIN, Duration::from_secs(60))
+    let error = run_within(&ctx, LIMITED_SINGLE_JOIN, Duration::from_secs(60))
         .await
         .expect_err("the held rows exceed the pool");
     assert!(is_resources_exhausted(&error), "{error}");
@@ -244,9 +279,11 @@ async fn single_join_preserving_the_probe_side_holds_one_batch() -> Result<()> {
     .await?
     .collect()
     .await?;
-    let plan = physical_plan(&ctx, SINGLE_JOIN).await?;
+    // Under a limit, so that it holds back at all
+    let plan = physical_plan(&ctx, LIMITED_SINGLE_JOIN).await?;
     assert!(plan.contains("join_type=RightSingle"), "{plan}");
-    let rows = run_within(&ctx, SINGLE_JOIN, Duration::from_secs(60)).await?;
+    assert!(plan.contains("holds_matches"), "{plan}");
+    let rows = run_within(&ctx, LIMITED_SINGLE_JOIN, Duration::from_secs(60)).await?;
     assert_eq!(row_count(&rows), 100_000);
     // Far less than the output's 10 MB of strings.
     assert!(pool.peak() < 4_000_000, "peak {}", pool.peak());

@@ -29,6 +29,7 @@ use std::sync::Arc;
 use crate::PhysicalOptimizerRule;
 use crate::filter_pushdown::FilterPushdown;
 use crate::join_dynamic_filter_below_aggregates::JoinDynamicFilterBelowAggregates;
+use crate::stream_single_join_matches::StreamSingleJoinMatches;
 
 type Rule = Arc<dyn PhysicalOptimizerRule + Send + Sync>;
 
@@ -46,6 +47,9 @@ pub(crate) fn with_fork_rules(upstream: Vec<Rule>) -> Vec<Rule> {
     let last_filter_pushdown = FilterPushdown::new_post_optimization();
     let index = after(&rules, last_filter_pushdown.name());
     rules.insert(index, Arc::new(JoinDynamicFilterBelowAggregates::new()));
+    // It decides, for each single join, whether anything above it may stop
+    // reading early: so it runs last, when no rule can add a limit above
+    rules.push(Arc::new(StreamSingleJoinMatches::new()));
     rules
 }
 
@@ -69,7 +73,8 @@ mod tests {
             .rules
             .iter()
             .map(|rule| match rule.name() {
-                name @ "JoinDynamicFilterBelowAggregates" => format!("{name} (fork)"),
+                name @ ("JoinDynamicFilterBelowAggregates"
+                | "StreamSingleJoinMatches") => format!("{name} (fork)"),
                 name => name.to_string(),
             })
             .collect();
@@ -96,6 +101,7 @@ mod tests {
         FilterPushdown(Post)
         JoinDynamicFilterBelowAggregates (fork)
         SanityCheckPlan
+        StreamSingleJoinMatches (fork)
         ");
     }
 }

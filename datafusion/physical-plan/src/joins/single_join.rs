@@ -40,6 +40,15 @@
 //!   so the output of that batch waits in [`HeldProbeRows`] until the whole
 //!   batch is done, even when its matches span several `batch_size` chunks.
 //!
+//! Holding back costs memory: the matched rows of the whole build side, with
+//! the probe side's columns, where the outer join with the same answer holds
+//! only its hash table. It is needed only where something above the join may
+//! stop reading early; everywhere else the join reads its probe side to the
+//! end, a second match fails the query before it completes, and the rows
+//! can go out as they are found ([`SingleJoinOutput::Streamed`]). The physical
+//! optimizer decides which (`StreamSingleJoinMatches`); a join built without
+//! it holds back.
+//!
 //! [`HashJoinExec`]: super::HashJoinExec
 //! [`NestedLoopJoinExec`]: super::NestedLoopJoinExec
 
@@ -77,6 +86,28 @@ pub(crate) fn reject_single_join(operator: &str, join_type: JoinType) -> Result<
 
 pub(crate) fn is_single_join(join_type: JoinType) -> bool {
     matches!(join_type, JoinType::LeftSingle | JoinType::RightSingle)
+}
+
+/// When a single join lets a matched row of its preserved side go out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum SingleJoinOutput {
+    /// Once every row that could match it has been seen, so that a consumer
+    /// that stops reading early (a `LIMIT` above the join, or a fetch in it)
+    /// still sees a second match fail the query. Costs the memory of the
+    /// rows held back.
+    #[default]
+    Held,
+    /// As soon as it matches. Right only where the join's output is read to
+    /// the end, so that a second match still fails the query; the join then
+    /// holds no more than the outer join with the same answer.
+    Streamed,
+}
+
+impl SingleJoinOutput {
+    /// Whether matched rows wait until their matches are all seen
+    pub fn is_held(self) -> bool {
+        self == Self::Held
+    }
 }
 
 /// Marks the matched rows of the preserved build side in `visited`, failing
