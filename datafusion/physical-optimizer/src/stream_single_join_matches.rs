@@ -45,24 +45,31 @@
 //! there, and counts as one too. Such an operator holds every single join
 //! below it back, and so does a single join with a fetch of its own.
 //!
-//! A join whose other input is empty may stop reading the input holding the
-//! single join, but then returns none of its rows, as PostgreSQL does not
-//! evaluate a subquery for a row it never reaches.
+//! Other operators stop reading an input early only where they return none
+//! of its remaining rows: a join whose other input is empty (PostgreSQL does
+//! not evaluate a subquery for a row it never reaches either), and a merge
+//! join whose other input is exhausted. A merge join reads an input in the
+//! order of its keys; a single join claims no output order but that of its
+//! probe side when the outer side is probed (`RightSingle`), where a second
+//! match of a row comes out right after the first, with the same key, so the
+//! merge reads it before it stops.
 //!
-//! The rule runs last: a rule after it that added a limit would leave a
-//! streamed join under it. A plan that does not pass through the optimizer,
-//! and a plan sent to Ballista's executors (the setting is not serialized),
-//! holds back.
+//! The rule runs last among the default rules: a rule after it that added a
+//! limit would leave a streamed join under it, and so would a rule a user
+//! adds to the session's physical optimizer after the defaults. A plan that
+//! does not pass through the optimizer, and a plan sent to Ballista's
+//! executors (the setting is not serialized), holds back.
 
 use std::sync::Arc;
 
+use datafusion_common::Result;
 use datafusion_common::config::ConfigOptions;
 use datafusion_common::tree_node::{Transformed, TreeNode};
-use datafusion_common::{JoinType, Result};
 use datafusion_physical_plan::ExecutionPlan;
 use datafusion_physical_plan::aggregates::AggregateExec;
 use datafusion_physical_plan::joins::{
     HashJoinExec, NestedLoopJoinExec, NestedLoopJoinExecBuilder, SingleJoinOutput,
+    is_single_join,
 };
 
 use crate::PhysicalOptimizerRule;
@@ -120,10 +127,6 @@ fn stops_reading_early(plan: &dyn ExecutionPlan) -> bool {
             .is_some_and(|aggregate| aggregate.limit_options().is_some())
 }
 
-fn is_single_join(join_type: JoinType) -> bool {
-    matches!(join_type, JoinType::LeftSingle | JoinType::RightSingle)
-}
-
 /// `plan` with `output`, if it is a single join whose output differs.
 fn with_single_join_output(
     plan: Arc<dyn ExecutionPlan>,
@@ -155,7 +158,7 @@ fn with_single_join_output(
 mod tests {
     use super::*;
     use arrow::datatypes::{DataType, Field, Schema};
-    use datafusion_common::NullEquality;
+    use datafusion_common::{JoinType, NullEquality};
     use datafusion_physical_expr::PhysicalExpr;
     use datafusion_physical_expr::expressions::Column;
     use datafusion_physical_plan::aggregates::{

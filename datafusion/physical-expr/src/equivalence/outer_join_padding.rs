@@ -28,15 +28,17 @@
 //! left side's classes were kept whole, so a `RIGHT` or `FULL` join, or a
 //! `LEFT` join its inputs swapped, lost the order).
 //!
-//! A class of equal expressions of the padded side still holds: in a padded
-//! row each of them is NULL (they are columns, or NULL when their columns
-//! are), which sorts and hashes as one value. Its constant value, and a
-//! literal among its members, do not.
+//! Of a class of equal expressions of the padded side, the columns stay
+//! equal: in a padded row each of them is NULL, which sorts and hashes as
+//! one value. Its constant value does not hold, nor does any other member:
+//! a literal, a scalar subquery (a filter `(SELECT max(x) FROM u) = c` puts
+//! one in `c`'s class), or an expression such as `coalesce(c, 0)`, which is
+//! not NULL where its column is.
 
 use super::EquivalenceClass;
 use datafusion_common::JoinType;
 
-use crate::expressions::Literal;
+use crate::expressions::Column;
 
 /// Which of the left and right inputs of `join_type` may have their columns
 /// padded with NULLs in the output.
@@ -55,14 +57,14 @@ pub(super) fn padded_sides(join_type: &JoinType) -> (bool, bool) {
     }
 }
 
-/// `class` of an input whose rows may be padded with NULLs: without its
-/// constant value and its literals.
+/// `class` of an input whose rows may be padded with NULLs: its columns
+/// alone, not constant.
 pub(super) fn padded(class: EquivalenceClass) -> EquivalenceClass {
     let EquivalenceClass { exprs, .. } = class;
-    let exprs = exprs
+    let columns = exprs
         .into_iter()
-        .filter(|expr| expr.downcast_ref::<Literal>().is_none());
-    EquivalenceClass::new(exprs)
+        .filter(|expr| expr.downcast_ref::<Column>().is_some());
+    EquivalenceClass::new(columns)
 }
 
 #[cfg(test)]
@@ -71,9 +73,10 @@ mod tests {
 
     use super::*;
     use crate::equivalence::{AcrossPartitions, EquivalenceGroup};
-    use crate::expressions::{Column, lit};
+    use crate::expressions::{BinaryExpr, lit};
     use crate::physical_expr::PhysicalExpr;
     use datafusion_common::ScalarValue;
+    use datafusion_expr::Operator;
 
     fn col(name: &str, index: usize) -> Arc<dyn PhysicalExpr> {
         Arc::new(Column::new(name, index))
@@ -111,7 +114,10 @@ mod tests {
 
     #[test]
     fn a_padded_class_keeps_its_columns() {
-        let class = EquivalenceClass::new([col("c", 0), col("d", 1), lit(1i64)]);
+        let c_plus_one: Arc<dyn PhysicalExpr> =
+            Arc::new(BinaryExpr::new(col("c", 0), Operator::Plus, lit(1i64)));
+        let class =
+            EquivalenceClass::new([c_plus_one, col("c", 0), col("d", 1), lit(1i64)]);
         let padded = padded(class);
         assert!(padded.constant.is_none());
         let members: Vec<String> = padded.iter().map(|e| e.to_string()).collect();

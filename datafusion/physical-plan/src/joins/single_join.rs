@@ -84,7 +84,8 @@ pub(crate) fn reject_single_join(operator: &str, join_type: JoinType) -> Result<
     Ok(())
 }
 
-pub(crate) fn is_single_join(join_type: JoinType) -> bool {
+/// Whether `join_type` is a single join.
+pub fn is_single_join(join_type: JoinType) -> bool {
     matches!(join_type, JoinType::LeftSingle | JoinType::RightSingle)
 }
 
