@@ -57,8 +57,8 @@
 //! The rule runs last among the default rules: a rule after it that added a
 //! limit would leave a streamed join under it, and so would a rule a user
 //! adds to the session's physical optimizer after the defaults. A plan that
-//! does not pass through the optimizer, and a plan sent to Ballista's
-//! executors (the setting is not serialized), holds back.
+//! does not pass through the optimizer holds back; the setting is
+//! serialized with the join, so a plan Ballista's executors decode keeps it.
 
 use std::sync::Arc;
 

@@ -109,6 +109,11 @@ impl SingleJoinOutput {
     pub fn is_held(self) -> bool {
         self == Self::Held
     }
+
+    /// The output a serialized plan names by whether it streams its matches.
+    pub fn from_streams_matches(streams: bool) -> Self {
+        if streams { Self::Streamed } else { Self::Held }
+    }
 }
 
 /// Marks the matched rows of the preserved build side in `visited`, failing
