@@ -37,6 +37,13 @@
 //! enclosing node's inputs first), each node whose references changed type
 //! is coerced again (a cast over the stale cast, chosen against the coerced
 //! type), and each node above it has its schema recomputed.
+//!
+//! A `LATERAL` item is an input of its join, not an expression, so coercion
+//! never meets it as a subquery: its outer references are retyped at the
+//! join instead, as the join's coerced left side has the columns they read
+//! ([`with_lateral_reference_types`]).
+
+use std::sync::Arc;
 
 use datafusion_common::tree_node::{Transformed, TreeNode};
 use datafusion_common::{DFSchema, Result};
@@ -77,6 +84,63 @@ pub(crate) fn with_outer_reference_types(
             Ok(Transformed::no(retyped.data.recompute_schema()?))
         }
     })
+}
+
+/// `plan`, where it is a join, with the outer references of each `LATERAL`
+/// item on its right side typed as its coerced left side, or else
+/// `outer_schema` (the levels around the join), has the columns they read.
+/// Left with the planner's types, `x1.c <= 2` in the item, where `x1.c` is
+/// `CASE WHEN k > 0 THEN k ELSE 1 END` (`Int32` to the planner, `Int64`
+/// coerced), became `x1.c <= Int32(2)` and failed at run time.
+pub(crate) fn with_lateral_reference_types(
+    plan: LogicalPlan,
+    outer_schema: &DFSchema,
+    coerce: CoerceNode,
+) -> Result<Transformed<LogicalPlan>> {
+    let LogicalPlan::Join(mut join) = plan else {
+        return Ok(Transformed::no(plan));
+    };
+    let mut sides = join.left.schema().as_ref().clone();
+    sides.merge(outer_schema);
+    let right = lateral_items_retyped(Arc::unwrap_or_clone(join.right), &sides, coerce)?;
+    join.right = Arc::new(right.data);
+    let plan = LogicalPlan::Join(join);
+    if right.transformed {
+        Ok(Transformed::yes(plan.recompute_schema()?))
+    } else {
+        Ok(Transformed::no(plan))
+    }
+}
+
+/// A join's right side with the outer references of its `LATERAL` item (a
+/// subquery, under its alias) typed as `sides` has their columns.
+fn lateral_items_retyped(
+    plan: LogicalPlan,
+    sides: &DFSchema,
+    coerce: CoerceNode,
+) -> Result<Transformed<LogicalPlan>> {
+    match plan {
+        LogicalPlan::Subquery(mut subquery) => {
+            let inner = Arc::unwrap_or_clone(subquery.subquery);
+            let retyped = with_outer_reference_types(inner, sides, coerce)?;
+            let transformed = retyped.transformed;
+            subquery.subquery = Arc::new(retyped.data);
+            Ok(Transformed::new_transformed(
+                LogicalPlan::Subquery(subquery),
+                transformed,
+            ))
+        }
+        LogicalPlan::SubqueryAlias(_) => {
+            let retyped =
+                plan.map_children(|child| lateral_items_retyped(child, sides, coerce))?;
+            if retyped.transformed {
+                retyped.map_data(|plan| plan.recompute_schema())
+            } else {
+                Ok(retyped)
+            }
+        }
+        plan => Ok(Transformed::no(plan)),
+    }
 }
 
 /// `node` with the outer references of its expressions typed as
