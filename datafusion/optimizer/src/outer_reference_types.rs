@@ -34,9 +34,10 @@
 //! holds it, with the outer query coerced. There, each outer reference of
 //! the subquery takes the type of the column it reads, in the nearest
 //! enclosing level that has it (a subquery nested in the subquery sees its
-//! enclosing node's inputs first), each node whose references changed type
-//! is coerced again (a cast over the stale cast, chosen against the coerced
-//! type), and each node above it has its schema recomputed.
+//! enclosing node's inputs first), and each node whose references changed
+//! type is coerced again (a cast over the stale cast, chosen against the
+//! coerced type), as is each node above it, whose expressions may compare
+//! a column that now has the new type.
 //!
 //! A `LATERAL` item is an input of its join, not an expression, so coercion
 //! never meets it as a subquery: its outer references are retyped at the
@@ -57,8 +58,8 @@ pub(crate) type CoerceNode =
 
 /// `subquery` with each outer reference typed as `outer_schema`, the
 /// coerced schema of the levels around it (nearest first), has the column
-/// it reads, each node whose references changed type coerced again by
-/// `coerce`, and the schemas above recomputed.
+/// it reads, and each node whose references or inputs changed type coerced
+/// again by `coerce`.
 pub(crate) fn with_outer_reference_types(
     subquery: LogicalPlan,
     outer_schema: &DFSchema,
@@ -67,23 +68,26 @@ pub(crate) fn with_outer_reference_types(
     if outer_schema.fields().is_empty() {
         return Ok(Transformed::no(subquery));
     }
-    subquery.transform_up(|node| {
-        // The subqueries in the node's expressions see its inputs first
-        let mut nearer = merge_schema(&node.inputs());
-        nearer.merge(outer_schema);
-        let node = node.map_subqueries(|nested| {
-            with_outer_reference_types(nested, &nearer, coerce)
-        })?;
-        let retyped =
-            node.transform_data(|node| retyped_references(node, outer_schema))?;
-        if retyped.transformed {
-            // Coercion recomputes the node's schema too
-            Ok(Transformed::yes(coerce(outer_schema, retyped.data)?.data))
-        } else {
-            // A node above one that changed type: its schema from its inputs
-            Ok(Transformed::no(retyped.data.recompute_schema()?))
-        }
-    })
+    let node = subquery
+        .map_children(|input| with_outer_reference_types(input, outer_schema, coerce))?;
+    let inputs_changed = node.transformed;
+    // The subqueries in the node's expressions see its inputs first
+    let mut nearer = merge_schema(&node.data.inputs());
+    nearer.merge(outer_schema);
+    let node = node
+        .data
+        .map_subqueries(|nested| with_outer_reference_types(nested, &nearer, coerce))?;
+    let nested_changed = node.transformed;
+    let retyped = retyped_references(node.data, outer_schema)?;
+    if retyped.transformed || inputs_changed || nested_changed {
+        // Coerced again against the new types, of its references or of its
+        // inputs' columns (`CAST(x2.w AS Decimal128(20, 0)) = s`, where `s`
+        // is a reference below that is now `Decimal128(21, 0)`); coercion
+        // recomputes the node's schema too
+        Ok(Transformed::yes(coerce(outer_schema, retyped.data)?.data))
+    } else {
+        Ok(Transformed::no(retyped.data))
+    }
 }
 
 /// `plan`, where it is a join, with the outer references of each `LATERAL`
