@@ -26,7 +26,8 @@
 //! reads them unambiguously, set operations with and without `ALL`,
 //! arrays with `unnest` and `ARRAY(subquery)`, `LATERAL`, rows compared
 //! with rows, derived tables whose columns take other items' names or one
-//! name twice, and `UPDATE ... FROM` / `DELETE ... USING`. It keeps track of
+//! name twice or a literal, window functions partitioned and ordered by
+//! any expression, and `UPDATE ... FROM` / `DELETE ... USING`. It keeps track of
 //! the query levels in [`Scope`] to write only names that resolve, and
 //! resolve to the same column, in both engines.
 //!
@@ -65,15 +66,18 @@ pub enum Family {
     Lateral,
     /// Rows compared with rows, lists of rows and row subqueries.
     Rows,
+    /// Window functions over joins, partitioned and ordered by any names.
+    Windows,
 }
 
-pub const FAMILIES: [Family; 6] = [
+pub const FAMILIES: [Family; 7] = [
     Family::Joins,
     Family::Subqueries,
     Family::SetOperations,
     Family::Arrays,
     Family::Lateral,
     Family::Rows,
+    Family::Windows,
 ];
 
 /// A query, and whether its `ORDER BY` fixes the order of its rows.
@@ -286,6 +290,7 @@ impl RelationalGenerator {
             Family::Arrays => self.array_query(&mut scope),
             Family::Lateral => self.lateral_query(&mut scope),
             Family::Rows => self.row_query(&mut scope),
+            Family::Windows => self.window_query(&mut scope),
         };
         self.finish(family, sql, &kinds)
     }
@@ -367,7 +372,8 @@ impl RelationalGenerator {
     }
 
     /// A derived table as an item of the current level, `(SELECT ...) AS
-    /// xN`, whose columns users name as they like: bare columns, aliases
+    /// xN`, whose columns users name as they like: bare columns, literals
+    /// (constant there, NULL where an outer join pads the item), aliases
     /// that take a table's column names (so that the item hides or merges
     /// with another's), and now and then two columns of one name, which no
     /// reference may then read (PostgreSQL calls it ambiguous). Its body
@@ -431,6 +437,12 @@ impl RelationalGenerator {
                     let name = name_of(&mut self.rng, column);
                     items.push(format!("{column} AS {name}"));
                     columns.push((name, kind));
+                } else if self.rng.random_bool(0.2) {
+                    // A literal column: constant in the derived table, but
+                    // NULL where an outer join pads the item
+                    let name = name_of(&mut self.rng, "e");
+                    items.push(format!("{} AS {name}", self.rng.random_range(-1..=3)));
+                    columns.push((name, Kind::Integer));
                 } else {
                     let kind = if self.rng.random_bool(0.8) {
                         Kind::Integer
@@ -959,6 +971,82 @@ impl RelationalGenerator {
         };
         scope.levels.pop();
         result
+    }
+
+    /// Window functions whose values do not rest on how the rows of equal
+    /// `ORDER BY` keys are ordered: ranks, and counts, sums, minimums and
+    /// maximums over the default frame, which takes such rows together.
+    /// Their keys are any expressions of the joins, subqueries and columns
+    /// that outer joins pad with NULLs included.
+    fn window_query(&mut self, scope: &mut Scope) -> (String, Vec<Kind>) {
+        scope.levels.push(Level::default());
+        let from = self.write_from_clause(scope);
+        let filter = self.where_clause(scope, 1);
+        let mut exprs = vec![];
+        let mut kinds = vec![];
+        for _ in 0..self.rng.random_range(0..=2) {
+            let kind = [Kind::Integer, Kind::Text][self.rng.random_range(0..2)];
+            exprs.push(self.expr(scope, kind, 0));
+            kinds.push(kind);
+        }
+        for _ in 0..self.rng.random_range(1..=2) {
+            let (function, kind) = self.window_function(scope);
+            let partition = if self.rng.random_bool(0.6) {
+                format!("PARTITION BY {}", self.window_key(scope))
+            } else {
+                String::new()
+            };
+            let order: Vec<String> = (0..self.rng.random_range(0..=2))
+                .map(|_| {
+                    let key = self.window_key(scope);
+                    let direction = ["", " DESC", " NULLS FIRST", " DESC NULLS LAST"]
+                        [self.rng.random_range(0..4)];
+                    format!("{key}{direction}")
+                })
+                .collect();
+            let order = if order.is_empty() {
+                String::new()
+            } else {
+                let space = if partition.is_empty() { "" } else { " " };
+                format!("{space}ORDER BY {}", order.join(", "))
+            };
+            exprs.push(format!("{function} OVER ({partition}{order})"));
+            kinds.push(kind);
+        }
+        scope.levels.pop();
+        let list = self.output_list(&mut exprs, &mut kinds, true);
+        (format!("SELECT {list} FROM {from}{filter}"), kinds)
+    }
+
+    /// A window function of the current level and the kind of its values.
+    fn window_function(&mut self, scope: &mut Scope) -> (String, Kind) {
+        match self.rng.random_range(0..6) {
+            0 => ("rank()".to_string(), Kind::Integer),
+            1 => ("dense_rank()".to_string(), Kind::Integer),
+            2 => ("count(*)".to_string(), Kind::Integer),
+            3 => (format!("sum({})", self.local_integer(scope)), Kind::Integer),
+            4 => (format!("max({})", self.local_integer(scope)), Kind::Integer),
+            _ => match scope.local_references(Kind::Text) {
+                text if !text.is_empty() => (
+                    format!("min({})", text[self.rng.random_range(0..text.len())]),
+                    Kind::Text,
+                ),
+                _ => (
+                    format!("count({})", self.local_integer(scope)),
+                    Kind::Integer,
+                ),
+            },
+        }
+    }
+
+    /// A window's `PARTITION BY` or `ORDER BY` key: an integer or text
+    /// expression, a subquery now and then.
+    fn window_key(&mut self, scope: &mut Scope) -> String {
+        if self.rng.random_bool(0.8) {
+            self.integer(scope, 1)
+        } else {
+            self.text(scope)
+        }
     }
 
     fn subquery_query(&mut self, scope: &mut Scope) -> (String, Vec<Kind>) {
