@@ -49,7 +49,7 @@ use std::sync::Arc;
 use datafusion_common::tree_node::{Transformed, TreeNode};
 use datafusion_common::{DFSchema, Result};
 use datafusion_expr::utils::merge_schema;
-use datafusion_expr::{Expr, LogicalPlan};
+use datafusion_expr::{Expr, Join, LogicalPlan};
 
 /// Type coercion of one node of a subquery, given the schema of the levels
 /// around the subquery (the analyzer's `analyze_internal`).
@@ -68,8 +68,12 @@ pub(crate) fn with_outer_reference_types(
     if outer_schema.fields().is_empty() {
         return Ok(Transformed::no(subquery));
     }
-    let node = subquery
-        .map_children(|input| with_outer_reference_types(input, outer_schema, coerce))?;
+    let node = match subquery {
+        LogicalPlan::Join(join) => join_inputs_retyped(join, outer_schema, coerce)?,
+        node => node.map_children(|input| {
+            with_outer_reference_types(input, outer_schema, coerce)
+        })?,
+    };
     let inputs_changed = node.transformed;
     // The subqueries in the node's expressions see its inputs first
     let mut nearer = merge_schema(&node.data.inputs());
@@ -106,7 +110,8 @@ pub(crate) fn with_lateral_reference_types(
     };
     let mut sides = join.left.schema().as_ref().clone();
     sides.merge(outer_schema);
-    let right = lateral_items_retyped(Arc::unwrap_or_clone(join.right), &sides, coerce)?;
+    let right = Arc::unwrap_or_clone(join.right);
+    let right = lateral_items_retyped(right, &sides, None, coerce)?;
     join.right = Arc::new(right.data);
     let plan = LogicalPlan::Join(join);
     if right.transformed {
@@ -116,11 +121,39 @@ pub(crate) fn with_lateral_reference_types(
     }
 }
 
+/// A join's inputs with the outer references below them typed: the left
+/// side's as `outer_schema` has their columns, and a `LATERAL` item's on the
+/// right as the left side has them, or else `outer_schema`, as
+/// [`with_lateral_reference_types`] types them at the join. (Typed as
+/// `outer_schema` alone, such a reference took the type of a column of the
+/// same name in a level around, the join's coercion took it back, and each
+/// undid the other without end.)
+fn join_inputs_retyped(
+    mut join: Join,
+    outer_schema: &DFSchema,
+    coerce: CoerceNode,
+) -> Result<Transformed<LogicalPlan>> {
+    let left = Arc::unwrap_or_clone(join.left);
+    let left = with_outer_reference_types(left, outer_schema, coerce)?;
+    join.left = Arc::new(left.data);
+    let mut sides = join.left.schema().as_ref().clone();
+    sides.merge(outer_schema);
+    let right = Arc::unwrap_or_clone(join.right);
+    let right = lateral_items_retyped(right, &sides, Some(outer_schema), coerce)?;
+    join.right = Arc::new(right.data);
+    Ok(Transformed::new_transformed(
+        LogicalPlan::Join(join),
+        left.transformed || right.transformed,
+    ))
+}
+
 /// A join's right side with the outer references of its `LATERAL` item (a
-/// subquery, under its alias) typed as `sides` has their columns.
+/// subquery, under its alias) typed as `sides` has their columns; any other
+/// right side's typed as `others` has them, where given.
 fn lateral_items_retyped(
     plan: LogicalPlan,
     sides: &DFSchema,
+    others: Option<&DFSchema>,
     coerce: CoerceNode,
 ) -> Result<Transformed<LogicalPlan>> {
     match plan {
@@ -135,15 +168,19 @@ fn lateral_items_retyped(
             ))
         }
         LogicalPlan::SubqueryAlias(_) => {
-            let retyped =
-                plan.map_children(|child| lateral_items_retyped(child, sides, coerce))?;
+            let retyped = plan.map_children(|child| {
+                lateral_items_retyped(child, sides, others, coerce)
+            })?;
             if retyped.transformed {
                 retyped.map_data(|plan| plan.recompute_schema())
             } else {
                 Ok(retyped)
             }
         }
-        plan => Ok(Transformed::no(plan)),
+        plan => match others {
+            Some(outer_schema) => with_outer_reference_types(plan, outer_schema, coerce),
+            None => Ok(Transformed::no(plan)),
+        },
     }
 }
 
