@@ -120,6 +120,28 @@ fn value_named_apart(subquery: Subquery) -> Result<Subquery> {
     })
 }
 
+/// Whether a column of `cols`, read by a condition pulled out of a
+/// subquery, is an output of the subquery's plan `schema` neither under its
+/// own name nor as the one output of its unqualified name. Pulled up past
+/// an alias (`JOIN t1 AS x4 ON x4.k = o.w`, the condition pushed below `x4`
+/// as `t1.k = o.w`), `t1.k` is output as `x4.k`; requalified by its name
+/// alone it read another output `k` of the subquery (`x3.k` in `IN (SELECT
+/// x3.k ...)`), and the join compared the wrong column without an error.
+pub(crate) fn read_under_ambiguous_names(
+    cols: &BTreeSet<Column>,
+    schema: &DFSchema,
+) -> bool {
+    cols.iter().any(|col| {
+        schema.maybe_index_of_column(col).is_none()
+            && schema
+                .fields()
+                .iter()
+                .filter(|field| field.name() == &col.name)
+                .count()
+                != 1
+    })
+}
+
 /// `expr`, a join condition pulled out of a subquery, reading the
 /// subquery's columns `cols` under its alias: each column as the aliased
 /// plan `after` names the column at its place in `before`, the subquery's
