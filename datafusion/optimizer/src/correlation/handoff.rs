@@ -473,6 +473,32 @@ fn embedded_in_needs_null_answer(
     }
 }
 
+/// Whether the anti join of a `NOT IN` whose comparison `in_predicate`
+/// (`needle = value`, the value the first column of `subquery`) reads
+/// `outer` must be null-aware: where the needle or the value may be NULL.
+/// A correlation's NULL matches no row, as in `NOT EXISTS`, so its columns
+/// do not count (counted, they made a `NOT IN` of two non-null sides
+/// null-aware with two keys, which the hash join refuses).
+pub(crate) fn not_in_may_answer_null(
+    in_predicate: &Expr,
+    outer: &DFSchema,
+    subquery: &DFSchema,
+) -> Result<bool> {
+    let Expr::BinaryExpr(BinaryExpr {
+        left: needle,
+        op: Operator::Eq,
+        ..
+    }) = in_predicate
+    else {
+        return Ok(true);
+    };
+    let value_nullable = subquery
+        .fields()
+        .first()
+        .is_none_or(|field| field.is_nullable());
+    Ok(value_nullable || needle.nullable(outer)?)
+}
+
 /// Whether `in_subquery` must answer NULL where it is not true: under an
 /// operator that tells NULL from false (not `positive`), or negated.
 /// `top` where it is the conjunct itself, which an anti join takes.
