@@ -27,7 +27,10 @@
 //! arrays with `unnest` and `ARRAY(subquery)`, `LATERAL`, rows compared
 //! with rows, derived tables whose columns take other items' names or one
 //! name twice or a literal, window functions partitioned and ordered by
-//! any expression, and `UPDATE ... FROM` / `DELETE ... USING`. It keeps track of
+//! any expression, grouped queries (`GROUPING SETS`, `ROLLUP` and `CUBE`
+//! with `grouping()`, `DISTINCT` and `FILTER` aggregates, ordered
+//! `string_agg` and `array_agg`, `HAVING` with subqueries, `DISTINCT ON`),
+//! and `UPDATE ... FROM` / `DELETE ... USING`. It keeps track of
 //! the query levels in [`Scope`] to write only names that resolve, and
 //! resolve to the same column, in both engines.
 //!
@@ -41,7 +44,12 @@
 //! return more rows than one (both refuse, with their own words); a
 //! `LIMIT` not under an `ORDER BY` of every column; a reference to a
 //! name an item has twice (PostgreSQL refuses it; the fork reads the
-//! first of two equal columns); and labels (only values and their
+//! first of two equal columns); a key of a grouping set that is not a
+//! column, and an `ORDER BY` right over a grouping set's output
+//! (PostgreSQL 15 sorts and filters a constant key, or a key its conditions
+//! make equal to another column, as that constant or column, where a set
+//! has made it NULL: the fork's answers there are checked by hand in
+//! `grouping_sets_keys.slt`); and labels (only values and their
 //! classes are compared). A result's own `SELECT` list, which nothing reads
 //! by name, has two columns of one name now and then.
 
@@ -68,9 +76,13 @@ pub enum Family {
     Rows,
     /// Window functions over joins, partitioned and ordered by any names.
     Windows,
+    /// Grouped queries: `DISTINCT` and `FILTER` aggregates, ordered string
+    /// and array aggregates, `ROLLUP`, `CUBE`, `GROUPING SETS`, `HAVING`,
+    /// `DISTINCT ON`.
+    Aggregates,
 }
 
-pub const FAMILIES: [Family; 7] = [
+pub const FAMILIES: [Family; 8] = [
     Family::Joins,
     Family::Subqueries,
     Family::SetOperations,
@@ -78,6 +90,7 @@ pub const FAMILIES: [Family; 7] = [
     Family::Lateral,
     Family::Rows,
     Family::Windows,
+    Family::Aggregates,
 ];
 
 /// A query, and whether its `ORDER BY` fixes the order of its rows.
@@ -291,6 +304,7 @@ impl RelationalGenerator {
             Family::Lateral => self.lateral_query(&mut scope),
             Family::Rows => self.row_query(&mut scope),
             Family::Windows => self.window_query(&mut scope),
+            Family::Aggregates => self.aggregate_query(&mut scope),
         };
         self.finish(family, sql, &kinds)
     }
@@ -1047,6 +1061,268 @@ impl RelationalGenerator {
         } else {
             self.text(scope)
         }
+    }
+
+    /// A grouped query as users write them: keys that are expressions of
+    /// the joins (columns an outer join pads with NULLs among them), plain
+    /// or under `ROLLUP`, `CUBE` or `GROUPING SETS` with `grouping()`;
+    /// `DISTINCT`, `FILTER`, and ordered string and array aggregates;
+    /// `HAVING` over aggregates, keys and subqueries that read a key. Or a
+    /// `DISTINCT ON` whose `ORDER BY` fixes which row each key keeps.
+    fn aggregate_query(&mut self, scope: &mut Scope) -> (String, Vec<Kind>) {
+        scope.levels.push(Level::default());
+        let from = self.write_from_clause(scope);
+        let filter = self.where_clause(scope, 1);
+        let result = if self.rng.random_bool(0.15) {
+            self.distinct_on(scope, &from, &filter)
+        } else {
+            self.grouped(scope, &from, &filter)
+        };
+        scope.levels.pop();
+        result
+    }
+
+    fn grouped(
+        &mut self,
+        scope: &mut Scope,
+        from: &str,
+        filter: &str,
+    ) -> (String, Vec<Kind>) {
+        let grouping = self.rng.random_range(0..6);
+        // PostgreSQL 15 takes a constant key of a grouping set for a constant
+        // (in ORDER BY and HAVING) where a set makes it NULL: there, keys are
+        // columns
+        let keys: Vec<(String, Kind)> = (0..self.rng.random_range(1..=2))
+            .map(|_| self.grouping_key(scope, grouping <= 2))
+            .collect();
+        let columns = [
+            scope.references(Kind::Integer),
+            scope.references(Kind::Text),
+        ]
+        .concat();
+        let grouping = if keys.iter().all(|(key, _)| columns.contains(key)) {
+            grouping
+        } else {
+            0
+        };
+        let key_list = keys
+            .iter()
+            .map(|(key, _)| key.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (group_by, sets) = match grouping {
+            0..=2 => (key_list.clone(), false),
+            3 => (format!("ROLLUP ({key_list})"), true),
+            4 => (format!("CUBE ({key_list})"), true),
+            _ => {
+                let sets: Vec<String> =
+                    keys.iter().map(|(key, _)| format!("({key})")).collect();
+                (format!("GROUPING SETS ({}, ())", sets.join(", ")), true)
+            }
+        };
+        let mut exprs: Vec<String> = keys.iter().map(|(key, _)| key.clone()).collect();
+        let mut kinds: Vec<Kind> = keys.iter().map(|(_, kind)| *kind).collect();
+        for _ in 0..self.rng.random_range(1..=2) {
+            let (aggregate, kind) = self.aggregate(scope);
+            exprs.push(aggregate);
+            kinds.push(kind);
+        }
+        if sets && self.rng.random_bool(0.5) {
+            exprs.push(format!("grouping({key_list})"));
+            kinds.push(Kind::Integer);
+        }
+        let having = if self.rng.random_bool(0.35) {
+            format!(" HAVING {}", self.having(scope, &keys))
+        } else {
+            String::new()
+        };
+        let list = self.output_list(&mut exprs, &mut kinds, true);
+        let sql =
+            format!("SELECT {list} FROM {from}{filter} GROUP BY {group_by}{having}");
+        if sets {
+            // PostgreSQL 15 orders a key of a grouping set as the column it
+            // groups (a constant, or equal to another by the query's
+            // conditions), not as the NULL a set makes it: the query's own
+            // ORDER BY goes outside it
+            (format!("SELECT * FROM ({sql}) AS g"), kinds)
+        } else {
+            (sql, kinds)
+        }
+    }
+
+    /// A grouping key: a column most often, or, where `expressions`, an
+    /// expression.
+    fn grouping_key(&mut self, scope: &mut Scope, expressions: bool) -> (String, Kind) {
+        let kind = if self.rng.random_bool(0.75) {
+            Kind::Integer
+        } else {
+            Kind::Text
+        };
+        if let Some(column) = self.reference(scope, kind)
+            && (!expressions || self.rng.random_bool(0.7))
+        {
+            return (column, kind);
+        }
+        if !expressions {
+            let other = if kind == Kind::Integer {
+                Kind::Text
+            } else {
+                Kind::Integer
+            };
+            if let Some(column) = self.reference(scope, other) {
+                return (column, other);
+            }
+        }
+        (self.expr_not_literal(scope, kind), kind)
+    }
+
+    /// An expression of `kind` that is not a bare literal, which PostgreSQL
+    /// refuses (text) or reads as a position in the SELECT list (integer)
+    /// in `GROUP BY` and `ORDER BY`.
+    fn expr_not_literal(&mut self, scope: &mut Scope, kind: Kind) -> String {
+        let expr = self.expr(scope, kind, 0);
+        if expr.parse::<i64>().is_ok() {
+            format!("({expr} + 0)")
+        } else if expr.starts_with('\'') {
+            format!("({expr} || '')")
+        } else {
+            expr
+        }
+    }
+
+    /// An aggregate of the current level and the kind of its values,
+    /// `FILTER`ed now and then.
+    fn aggregate(&mut self, scope: &mut Scope) -> (String, Kind) {
+        let text = scope.local_references(Kind::Text);
+        let (aggregate, kind) = match self.rng.random_range(0..10) {
+            0 => ("count(*)".to_string(), Kind::Integer),
+            1 => (
+                format!("count(DISTINCT {})", self.local_integer(scope)),
+                Kind::Integer,
+            ),
+            2 => (format!("sum({})", self.local_integer(scope)), Kind::Integer),
+            3 => (
+                format!("sum(DISTINCT {})", self.local_integer(scope)),
+                Kind::Integer,
+            ),
+            4 => {
+                let function = ["min", "max"][self.rng.random_range(0..2)];
+                (
+                    format!("{function}({})", self.local_integer(scope)),
+                    Kind::Integer,
+                )
+            }
+            5 if !text.is_empty() => {
+                let column = &text[self.rng.random_range(0..text.len())];
+                let direction = ["", " DESC"][self.rng.random_range(0..2)];
+                (
+                    format!("string_agg({column}, ',' ORDER BY {column}{direction})"),
+                    Kind::Text,
+                )
+            }
+            6 => {
+                // Ordered by the value itself, so that ties are equal
+                let value = self.local_integer(scope);
+                (
+                    format!("array_agg({value} ORDER BY {value})"),
+                    Kind::IntegerList,
+                )
+            }
+            7 => {
+                let function = ["bool_and", "bool_or"][self.rng.random_range(0..2)];
+                // (A boolean column sorts as an integer would)
+                (
+                    format!("{function}({})", self.predicate(scope, 0)),
+                    Kind::Integer,
+                )
+            }
+            8 if !text.is_empty() => {
+                let function = ["min", "max"][self.rng.random_range(0..2)];
+                let column = &text[self.rng.random_range(0..text.len())];
+                (format!("{function}({column})"), Kind::Text)
+            }
+            _ => (
+                format!("count({})", self.local_integer(scope)),
+                Kind::Integer,
+            ),
+        };
+        if self.rng.random_bool(0.2) {
+            let condition = self.predicate(scope, 0);
+            (format!("{aggregate} FILTER (WHERE {condition})"), kind)
+        } else {
+            (aggregate, kind)
+        }
+    }
+
+    /// A `HAVING` condition over aggregates and `keys`.
+    fn having(&mut self, scope: &mut Scope, keys: &[(String, Kind)]) -> String {
+        let bound = self.rng.random_range(0..=2);
+        match self.rng.random_range(0..4) {
+            0 => format!("count(*) > {bound}"),
+            1 => {
+                let function = ["sum", "min", "max"][self.rng.random_range(0..3)];
+                let argument = self.local_integer(scope);
+                let op = ["=", "<>", "<", ">="][self.rng.random_range(0..4)];
+                format!("{function}({argument}) {op} {bound}")
+            }
+            2 => {
+                let (key, _) = &keys[self.rng.random_range(0..keys.len())];
+                format!("{key} IS NOT NULL")
+            }
+            _ => {
+                // A subquery reading a key column. Its FROM reads no outer
+                // column (PostgreSQL requires those to be grouped), and its
+                // own names must not hide the key
+                let mut inner = Scope::default();
+                inner.levels.push(Level::default());
+                let inner_from = self.write_from_clause(&mut inner);
+                let inner_level = inner.levels.pop().expect("the level opened above");
+                let both = Scope {
+                    levels: vec![scope.current().clone(), inner_level.clone()],
+                };
+                let visible = both.references(Kind::Integer);
+                let keys: Vec<&String> = keys
+                    .iter()
+                    .filter(|(key, kind)| *kind == Kind::Integer && visible.contains(key))
+                    .map(|(key, _)| key)
+                    .collect();
+                let columns = Scope {
+                    levels: vec![inner_level],
+                }
+                .references(Kind::Integer);
+                if keys.is_empty() || columns.is_empty() {
+                    return format!("count(*) > {bound}");
+                }
+                let key = keys[self.rng.random_range(0..keys.len())];
+                let column = &columns[self.rng.random_range(0..columns.len())];
+                let not = ["", "NOT "][self.rng.random_range(0..2)];
+                format!("{not}EXISTS (SELECT 1 FROM {inner_from} WHERE {column} = {key})")
+            }
+        }
+    }
+
+    /// `SELECT DISTINCT ON (key) key, value ... ORDER BY key, value`, as a
+    /// derived table (the query's own `ORDER BY` may follow): the order
+    /// fixes the value each key keeps, as rows of equal keys and values
+    /// are equal.
+    fn distinct_on(
+        &mut self,
+        scope: &mut Scope,
+        from: &str,
+        filter: &str,
+    ) -> (String, Vec<Kind>) {
+        let (key, key_kind) = self.grouping_key(scope, true);
+        let kind = [Kind::Integer, Kind::Text][self.rng.random_range(0..2)];
+        let value = self.expr_not_literal(scope, kind);
+        let direction = ["", " DESC", " DESC NULLS LAST", " NULLS FIRST"]
+            [self.rng.random_range(0..4)];
+        (
+            format!(
+                "SELECT * FROM (SELECT DISTINCT ON ({key}) {key} AS c1, {value} AS c2 \
+                 FROM {from}{filter} ORDER BY {key}, {value}{direction}) AS d"
+            ),
+            vec![key_kind, kind],
+        )
     }
 
     fn subquery_query(&mut self, scope: &mut Scope) -> (String, Vec<Kind>) {

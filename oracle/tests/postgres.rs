@@ -36,8 +36,9 @@
 //! message, and the tests bound them: at most [`REFUSALS_PER_MILLE`] per
 //! thousand, and only with the messages in [`KNOWN_REFUSALS`] (limits the
 //! docs name); any other refusal, an internal error or a panic fails the
-//! test. `FORK_ORACLE_CASES` multiplies the cases for a longer run, and
-//! `FORK_ORACLE_TRACE` prints each query.
+//! test. `FORK_ORACLE_CASES` multiplies the cases for a longer run,
+//! `FORK_ORACLE_FAMILY` (a family's name, as `Aggregates`) generates the
+//! queries of that family alone, and `FORK_ORACLE_TRACE` prints each query.
 
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
@@ -81,6 +82,16 @@ fn scale() -> usize {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(1)
+}
+
+/// The one family to generate, where `FORK_ORACLE_FAMILY` names one.
+fn only_family() -> Option<Family> {
+    let name = std::env::var("FORK_ORACLE_FAMILY").ok()?;
+    let family = FAMILIES
+        .into_iter()
+        .find(|family| format!("{family:?}").eq_ignore_ascii_case(&name));
+    assert!(family.is_some(), "FORK_ORACLE_FAMILY: no family {name}");
+    family
 }
 
 fn trace() -> bool {
@@ -320,7 +331,10 @@ async fn queries_agree_with_postgres() -> Result<()> {
             .expect("PostgreSQL loads the tables");
         let ctx = database.datafusion(options)?;
         for _ in 0..QUERIES_PER_DATABASE {
-            let query = generator.query();
+            let query = match only_family() {
+                Some(family) => generator.query_of(family),
+                None => generator.query(),
+            };
             compare(&mut tally, &ctx, &client, &query, || {
                 describe(&database, &options)
             })
@@ -329,7 +343,7 @@ async fn queries_agree_with_postgres() -> Result<()> {
     }
     tally.report("queries_agree_with_postgres");
     // Every family ran, and most of each agreed
-    for family in FAMILIES {
+    for family in only_family().map_or(FAMILIES.to_vec(), |family| vec![family]) {
         let (ran, agreed) = tally.by_family[&format!("{family:?}")];
         assert!(
             agreed * 10 >= ran * 8,
