@@ -21,10 +21,10 @@
 
 use std::sync::Arc;
 
-use datafusion_common::{Result, TableReference};
+use datafusion_common::{Column, DFSchema, Result, TableReference};
 use datafusion_expr::logical_plan::{Filter, Subquery, SubqueryAlias};
 use datafusion_expr::utils::find_out_reference_exprs;
-use datafusion_expr::{LogicalPlan, LogicalPlanBuilder};
+use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder};
 
 /// The subquery of a `LATERAL` join's right side, under its alias and the
 /// filters the optimizer pushed between the two, if `plan` is one.
@@ -113,4 +113,33 @@ pub(crate) fn lateral_as_derived_table(plan: LogicalPlan) -> Result<LogicalPlan>
         }
         other => Ok(other),
     }
+}
+
+/// Whether `correlation`, the condition upstream's pull-up took out of the
+/// `LATERAL` item `subquery`, reads a column of the item that `right`, the
+/// item's rewritten plan under its alias, does not output.
+///
+/// The pull-up leaves the item's columns named as the tables below the
+/// item's derived tables name them: in `LATERAL (SELECT x4.w FROM (SELECT w
+/// FROM t3 WHERE w = x1.w) x4) l2` the condition came out as `t3.w =
+/// x1.w`, which the join cannot read under `l2` (`No field named t3.w`;
+/// DataFusion 55.2.0 too). The dependent join keeps the outer references
+/// apart from the item's columns.
+pub(crate) fn reads_unplaced_column(
+    correlation: &Expr,
+    subquery: &Subquery,
+    right: &DFSchema,
+) -> bool {
+    let outer: Vec<&Column> = subquery
+        .outer_ref_columns
+        .iter()
+        .filter_map(|reference| match reference {
+            Expr::OuterReferenceColumn(_, column) => Some(column),
+            _ => None,
+        })
+        .collect();
+    correlation
+        .column_refs()
+        .into_iter()
+        .any(|column| !outer.contains(&column) && !right.has_column(column))
 }
