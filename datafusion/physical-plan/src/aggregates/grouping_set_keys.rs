@@ -22,10 +22,17 @@
 //! column holds the key's value only in the rows of the sets that hold it.
 //! Such a column inherits nothing of the key: a constant key
 //! (`GROUPING SETS (('a'), ())`) is not constant in the output, and an input
-//! sorted or hash-partitioned on a key is not sorted or partitioned on its
-//! column. Were it constant, the final aggregate would take its input as
-//! sorted on it and emit a group each time the NULL rows interrupt the
-//! others, splitting one group into several.
+//! hash-partitioned on a key is not partitioned on its column. Were it
+//! constant, the final aggregate would take its input as sorted on it and
+//! emit a group each time the NULL rows interrupt the others, splitting one
+//! group into several.
+//!
+//! Nor is the output ordered as the input, even on the keys every set
+//! holds: each batch's rows are grouped set by set, so the groups of the
+//! second set come after those of the first for every key. For the same
+//! reason the aggregate does not stream groups over an input sorted on such
+//! a key (it emitted a group of one set while the key's rows went on, and
+//! the key's group came back twice, its count split).
 //!
 //! Nor are the keys distinct in the output by themselves: `ROLLUP (k, k)`
 //! outputs each `k` twice, and a set's NULL may meet a key's own NULL. Only
@@ -66,14 +73,17 @@ pub(super) fn key_mapping(
         .collect())
 }
 
-/// Whether the columns `mapping` maps to are distinct in an aggregate's
-/// output of `schema`: always, but where the output has a `__grouping_id`
-/// they do not include.
-pub(super) fn keys_are_distinct(mapping: &ProjectionMapping, schema: &Schema) -> bool {
+/// Whether an aggregate whose output is `schema` and whose keys `mapping`
+/// maps computes grouping sets: its output has a `__grouping_id` that no
+/// key is (the final aggregate of grouping sets has it as a key).
+pub(super) fn computes_grouping_sets(
+    mapping: &ProjectionMapping,
+    schema: &Schema,
+) -> bool {
     let Ok(grouping_id) = schema.index_of(Aggregate::INTERNAL_GROUPING_ID) else {
-        return true;
+        return false;
     };
-    mapping
+    !mapping
         .values()
         .any(|targets| targets.iter().any(|(_, index)| *index == grouping_id))
 }
