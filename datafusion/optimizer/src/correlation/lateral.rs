@@ -116,18 +116,25 @@ pub(crate) fn lateral_as_derived_table(plan: LogicalPlan) -> Result<LogicalPlan>
 }
 
 /// Whether `correlation`, the condition upstream's pull-up took out of the
-/// `LATERAL` item `subquery`, reads a column of the item that `right`, the
-/// item's rewritten plan under its alias, does not output.
+/// `LATERAL` item `subquery`, reads a column of the item that the join
+/// cannot read under the item's alias: one that `right`, the item's
+/// rewritten plan under its alias, does not output, or, before the alias,
+/// one whose name `inner`, the rewritten plan's schema, has twice.
 ///
 /// The pull-up leaves the item's columns named as the tables below the
 /// item's derived tables name them: in `LATERAL (SELECT x4.w FROM (SELECT w
 /// FROM t3 WHERE w = x1.w) x4) l2` the condition came out as `t3.w =
 /// x1.w`, which the join cannot read under `l2` (`No field named t3.w`;
-/// DataFusion 55.2.0 too). The dependent join keeps the outer references
+/// DataFusion 55.2.0 too). And the alias renames all but the first of
+/// columns of one name, while the condition is requalified by name alone:
+/// in `LATERAL (SELECT a.w, b.w FROM t3 a, t3 b WHERE b.w = x1.w) l2` it
+/// read `a.w`, and the join compared the wrong column without an error
+/// (DataFusion 55.2.0 too). The dependent join keeps the outer references
 /// apart from the item's columns.
 pub(crate) fn reads_unplaced_column(
     correlation: &Expr,
     subquery: &Subquery,
+    inner: &DFSchema,
     right: &DFSchema,
 ) -> bool {
     let outer: Vec<&Column> = subquery
@@ -138,8 +145,15 @@ pub(crate) fn reads_unplaced_column(
             _ => None,
         })
         .collect();
-    correlation
-        .column_refs()
-        .into_iter()
-        .any(|column| !outer.contains(&column) && !right.has_column(column))
+    let repeated = |column: &Column| {
+        inner
+            .fields()
+            .iter()
+            .filter(|field| field.name() == &column.name)
+            .count()
+            > 1
+    };
+    correlation.column_refs().into_iter().any(|column| {
+        !outer.contains(&column) && (repeated(column) || !right.has_column(column))
+    })
 }
