@@ -61,6 +61,7 @@ mod filter;
 mod grouping_sets;
 mod join;
 mod projection;
+mod recursive;
 mod top_n;
 mod union;
 mod window;
@@ -78,6 +79,8 @@ use crate::correlation::lateral::lateral_side;
 use crate::correlation::{correlated_in_plan, reads_columns, replace_outer};
 
 pub(crate) use self::aggregate::aggregate_below_renames;
+pub use self::recursive::TaggedWorkTable;
+use self::recursive::WorkTable;
 
 /// The outer columns a subquery reads, and the distinct values they take.
 #[derive(Debug)]
@@ -186,6 +189,9 @@ impl Tagged {
 pub(crate) struct DependentJoin<'a> {
     domain: &'a Domain,
     alias_generator: &'a AliasGenerator,
+    /// The work tables of the recursive queries whose recursive term is
+    /// being pushed through: their rows carry tags already.
+    work_tables: Vec<WorkTable>,
 }
 
 impl<'a> DependentJoin<'a> {
@@ -193,11 +199,27 @@ impl<'a> DependentJoin<'a> {
         Self {
             domain,
             alias_generator,
+            work_tables: vec![],
+        }
+    }
+
+    /// This dependent join, pushed into a recursive term that reads
+    /// `work_table`.
+    fn reading_work_table(&self, work_table: WorkTable) -> Self {
+        let mut work_tables = self.work_tables.clone();
+        work_tables.push(work_table);
+        Self {
+            domain: self.domain,
+            alias_generator: self.alias_generator,
+            work_tables,
         }
     }
 
     /// `plan` evaluated for every value of the domain, tagged with it.
     pub(crate) fn push(&self, plan: &LogicalPlan) -> Result<Tagged> {
+        if let Some(work_table) = self.work_table_scan(plan) {
+            return Ok(work_table);
+        }
         if !self.reads_outer(plan)? {
             return self.cross_join_domain(plan);
         }
@@ -235,6 +257,7 @@ impl<'a> DependentJoin<'a> {
                 })
             }
             LogicalPlan::Values(values) => self.push_values(values),
+            LogicalPlan::RecursiveQuery(query) => self.push_recursive_query(query),
             other => not_impl_err!(
                 "Correlated subquery with an outer reference below a {} cannot \
                  be decorrelated",
@@ -350,9 +373,9 @@ impl<'a> DependentJoin<'a> {
     }
 
     /// Whether `plan`, or a subquery in it, reads an outer column of the
-    /// domain.
+    /// domain, or `plan` scans a work table whose rows carry tags.
     pub(crate) fn reads_outer(&self, plan: &LogicalPlan) -> Result<bool> {
-        reads_columns(plan, &self.domain.outer)
+        Ok(reads_columns(plan, &self.domain.outer)? || self.reads_work_table(plan)?)
     }
 }
 

@@ -101,6 +101,9 @@ impl DependentJoin<'_> {
         skip: usize,
         fetch: Option<usize>,
     ) -> Result<Tagged> {
+        if fetch.is_some() {
+            self.check_no_limit_over_recursion(input)?;
+        }
         // The first row of a one-column input is its column's first value
         if let ([column], 0, Some(1), false) = (
             input.schema().columns().as_slice(),
@@ -184,6 +187,7 @@ impl DependentJoin<'_> {
         order: &[SortExpr],
         column: &Column,
     ) -> Result<Tagged> {
+        self.check_no_limit_over_recursion(input)?;
         let scope = [Arc::clone(input.schema())];
         let input = self.push(input)?;
         let order_by = self.order_on_tags(order, &input.tags, &scope)?;
