@@ -19,15 +19,18 @@
 //! subquery of a filter above the join; in an outer join's, one that reads
 //! the columns of one side is computed on that side, and in a left or
 //! right join's, one that reads both is computed for each combination of
-//! the columns it reads, which the side the join does not preserve takes.
+//! the columns it reads, which the side the join does not preserve takes;
+//! a full join is the left join and the right side's unmatched rows.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use datafusion_common::alias::AliasGenerator;
 use datafusion_common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion_common::{Column, DFSchema, NullEquality, Result, not_impl_err};
-use datafusion_expr::logical_plan::{Filter, Join, JoinType};
+use datafusion_common::{
+    Column, DFSchema, NullEquality, Result, ScalarValue, not_impl_err,
+};
+use datafusion_expr::logical_plan::{Filter, Join, JoinType, Union};
 use datafusion_expr::subquery_exprs::subquery_of;
 use datafusion_expr::utils::{conjunction, split_conjunction};
 use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, Operator, binary_expr};
@@ -65,6 +68,9 @@ pub(super) fn rewrite_join_condition(
         return Ok(Transformed::yes(plan));
     }
     if let Some(plan) = condition_on_pairs(&join, alias_generator)? {
+        return Ok(Transformed::yes(plan));
+    }
+    if let Some(plan) = full_join_on_pairs(&join, alias_generator)? {
         return Ok(Transformed::yes(plan));
     }
     not_impl_err!(
@@ -154,8 +160,10 @@ fn condition_on_sides(
 /// compared NULL-safe), whose value is the conjuncts' for the pair; any
 /// other row of `conditions` differs in a column of the preserved side. So
 /// the join matches the same pairs, and NULL-extends the same rows of the
-/// preserved side. A right join is the same the other way round; a full
-/// join preserves both sides and is left (`None`).
+/// preserved side. A right join is the same the other way round, and so
+/// are semi and anti joins, which return the rows of the preserved side
+/// that some (or no) row of the other matches; a full join preserves both
+/// sides and is left (`None`).
 fn condition_on_pairs(
     join: &Join,
     alias_generator: &AliasGenerator,
@@ -163,9 +171,11 @@ fn condition_on_pairs(
     let Some(filter) = &join.filter else {
         return Ok(None);
     };
-    if !matches!(join.join_type, JoinType::Left | JoinType::Right) {
-        return Ok(None);
-    }
+    let preserves_left = match join.join_type {
+        JoinType::Left | JoinType::LeftSemi | JoinType::LeftAnti => true,
+        JoinType::Right | JoinType::RightSemi | JoinType::RightAnti => false,
+        _ => return Ok(None),
+    };
     let (left_schema, right_schema) = (join.left.schema(), join.right.schema());
     let schemas = [left_schema.as_ref(), right_schema.as_ref()];
     let mut plain = vec![];
@@ -226,9 +236,10 @@ fn condition_on_pairs(
     let of_conditions = |name: &str| Column::new(Some(prefix.as_str()), name);
     // The side the join does not preserve takes the combinations its rows
     // are in; the condition compares the preserved side's columns
-    let unpreserved_schema = match join.join_type {
-        JoinType::Left => right_schema,
-        _ => left_schema,
+    let unpreserved_schema = if preserves_left {
+        right_schema
+    } else {
+        left_schema
     };
     let (mut unpreserved_keys, mut preserved_keys) = (vec![], vec![]);
     for (column, name) in read.iter().zip(&names) {
@@ -239,9 +250,10 @@ fn condition_on_pairs(
             preserved_keys.push(pair);
         }
     }
-    let unpreserved = match join.join_type {
-        JoinType::Left => &join.right,
-        _ => &join.left,
+    let unpreserved = if preserves_left {
+        &join.right
+    } else {
+        &join.left
     };
     let with_conditions = LogicalPlanBuilder::from(unpreserved.as_ref().clone())
         .join_detailed(
@@ -264,9 +276,10 @@ fn condition_on_pairs(
             }))
             .chain([Expr::Column(of_conditions(&value_name))]),
     );
-    let (left, right) = match join.join_type {
-        JoinType::Left => (join.left.as_ref().clone(), with_conditions),
-        _ => (with_conditions, join.right.as_ref().clone()),
+    let (left, right) = if preserves_left {
+        (join.left.as_ref().clone(), with_conditions)
+    } else {
+        (with_conditions, join.right.as_ref().clone())
     };
     let joined = LogicalPlan::Join(Join::try_new(
         Arc::new(left),
@@ -282,6 +295,80 @@ fn condition_on_pairs(
     Ok(Some(
         LogicalPlanBuilder::from(joined).project(columns)?.build()?,
     ))
+}
+
+/// A full join whose condition holds a subquery that reads both sides, `t1
+/// FULL JOIN t2 ON t1.a IN (SELECT a FROM t3 WHERE t2.a > 1)`: the left
+/// join on the same condition, which returns every matched pair and every
+/// row of the left side, and then the rows of the right side that no row
+/// of the left matches (a right anti join on the condition), NULL-extended
+/// on the left. Both are [`condition_on_pairs`]; a row of the right side
+/// is tested on its own, so its duplicates stay.
+fn full_join_on_pairs(
+    join: &Join,
+    alias_generator: &AliasGenerator,
+) -> Result<Option<LogicalPlan>> {
+    if join.join_type != JoinType::Full {
+        return Ok(None);
+    }
+    let of_type = |join_type| {
+        Join::try_new(
+            Arc::clone(&join.left),
+            Arc::clone(&join.right),
+            join.on.clone(),
+            join.filter.clone(),
+            join_type,
+            join.join_constraint,
+            join.null_equality,
+            false,
+        )
+    };
+    let Some(with_left_rows) =
+        condition_on_pairs(&of_type(JoinType::Left)?, alias_generator)?
+    else {
+        return Ok(None);
+    };
+    let Some(unmatched_right) =
+        condition_on_pairs(&of_type(JoinType::RightAnti)?, alias_generator)?
+    else {
+        return Ok(None);
+    };
+    // Both inputs under names of their own: a union's columns are
+    // unqualified, and the join's have a name on each side
+    let prefix = alias_generator.next("__full_join");
+    let name = |index: usize| format!("{prefix}_{index}");
+    let left_columns = join.left.schema().columns();
+    let mut with_left_rows_exprs = vec![];
+    let mut unmatched_right_exprs = vec![];
+    let mut restored = vec![];
+    for (index, (qualifier, field)) in join.schema.iter().enumerate() {
+        let column = Column::new(qualifier.cloned(), field.name());
+        with_left_rows_exprs.push(Expr::Column(column.clone()).alias(name(index)));
+        unmatched_right_exprs.push(if left_columns.contains(&column) {
+            Expr::Literal(ScalarValue::try_from(field.data_type())?, None)
+                .alias(name(index))
+        } else {
+            Expr::Column(column).alias(name(index))
+        });
+        restored.push(
+            Expr::Column(Column::new_unqualified(name(index)))
+                .alias_qualified(qualifier.cloned(), field.name()),
+        );
+    }
+    let with_left_rows = LogicalPlanBuilder::from(with_left_rows)
+        .project(with_left_rows_exprs)?
+        .build()?;
+    let unmatched_right = LogicalPlanBuilder::from(unmatched_right)
+        .project(unmatched_right_exprs)?
+        .build()?;
+    // A column is nullable where it is in either input: every column of a
+    // full join
+    let union =
+        Union::try_new(vec![Arc::new(with_left_rows), Arc::new(unmatched_right)])?;
+    let plan = LogicalPlanBuilder::from(LogicalPlan::Union(union))
+        .project(restored)?
+        .build()?;
+    Ok(Some(plan))
 }
 
 /// The columns `expr` reads: its own, and the outer columns of the
@@ -397,6 +484,77 @@ mod tests {
                                           TableScan: o
                                           TableScan: t
         ");
+        Ok(())
+    }
+
+    #[test]
+    fn a_full_join_condition_reading_both_sides_is_the_left_join_and_the_unmatched_right_rows()
+    -> Result<()> {
+        // o FULL JOIN t ON o.k = t.k AND EXISTS (SELECT * FROM s WHERE s.v
+        // = o.v + t.v)
+        let subquery =
+            table("s")?
+                .filter(col("s.v").eq(out_ref_col(DataType::Int32, "o.v")
+                    + out_ref_col(DataType::Int32, "t.v")))?
+                .build()?;
+        let condition = col("o.k").eq(col("t.k")).and(exists(Arc::new(subquery)));
+        let plan = table("o")?
+            .join_on(table("t")?.build()?, JoinType::Full, [condition])?
+            .build()?;
+        insta::assert_snapshot!(decorrelated(plan)?, @r"
+            Projection: __full_join_9_0 AS k, __full_join_9_1 AS v, __full_join_9_2 AS k, __full_join_9_3 AS v
+              Union
+                Projection: o.k AS __full_join_9_0, o.v AS __full_join_9_1, t.k AS __full_join_9_2, t.v AS __full_join_9_3
+                  Projection: o.k, o.v, t.k, t.v
+                    Left Join:  Filter: o.k = t.k AND o.v IS NOT DISTINCT FROM __condition_1.__condition_1_0 AND __condition_1.__condition_1_value
+                      TableScan: o
+                      Inner Join: t.v = __condition_1.__condition_1_1
+                        TableScan: t
+                        SubqueryAlias: __condition_1
+                          Projection: o.v AS __condition_1_0, t.v AS __condition_1_1, __subquery_4.mark AS __condition_1_value
+                            LeftMark Join: o.v = __subquery_4.__subquery_4_2, t.v = __subquery_4.__subquery_4_3
+                              Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
+                                Inner Join:  Filter: o.k = t.k
+                                  TableScan: o
+                                  TableScan: t
+                              SubqueryAlias: __subquery_4
+                                Projection: s.k AS __subquery_4_0, s.v AS __subquery_4_1, __domain_instance_3.__domain_2_0 AS __subquery_4_2, __domain_instance_3.__domain_2_1 AS __subquery_4_3
+                                  Filter: s.v = __domain_instance_3.__domain_2_0 + __domain_instance_3.__domain_2_1
+                                    Cross Join:
+                                      TableScan: s
+                                      SubqueryAlias: __domain_instance_3
+                                        Aggregate: groupBy=[[__domain_2_0, __domain_2_1]], aggr=[[]]
+                                          Projection: o.v AS __domain_2_0, t.v AS __domain_2_1
+                                            Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
+                                              Inner Join:  Filter: o.k = t.k
+                                                TableScan: o
+                                                TableScan: t
+                Projection: Int32(NULL) AS __full_join_9_0, Int32(NULL) AS __full_join_9_1, t.k AS __full_join_9_2, t.v AS __full_join_9_3
+                  Projection: t.k, t.v
+                    RightAnti Join:  Filter: o.k = t.k AND t.v IS NOT DISTINCT FROM __condition_5.__condition_5_1 AND __condition_5.__condition_5_value
+                      Inner Join: o.v = __condition_5.__condition_5_0
+                        TableScan: o
+                        SubqueryAlias: __condition_5
+                          Projection: o.v AS __condition_5_0, t.v AS __condition_5_1, __subquery_8.mark AS __condition_5_value
+                            LeftMark Join: o.v = __subquery_8.__subquery_8_2, t.v = __subquery_8.__subquery_8_3
+                              Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
+                                Inner Join:  Filter: o.k = t.k
+                                  TableScan: o
+                                  TableScan: t
+                              SubqueryAlias: __subquery_8
+                                Projection: s.k AS __subquery_8_0, s.v AS __subquery_8_1, __domain_instance_7.__domain_6_0 AS __subquery_8_2, __domain_instance_7.__domain_6_1 AS __subquery_8_3
+                                  Filter: s.v = __domain_instance_7.__domain_6_0 + __domain_instance_7.__domain_6_1
+                                    Cross Join:
+                                      TableScan: s
+                                      SubqueryAlias: __domain_instance_7
+                                        Aggregate: groupBy=[[__domain_6_0, __domain_6_1]], aggr=[[]]
+                                          Projection: o.v AS __domain_6_0, t.v AS __domain_6_1
+                                            Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
+                                              Inner Join:  Filter: o.k = t.k
+                                                TableScan: o
+                                                TableScan: t
+                      TableScan: t
+            ");
         Ok(())
     }
 }
