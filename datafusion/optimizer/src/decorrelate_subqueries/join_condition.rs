@@ -311,6 +311,13 @@ fn full_join_on_pairs(
     if join.join_type != JoinType::Full {
         return Ok(None);
     }
+    // Each half evaluates the condition on its own: a volatile one could
+    // match a right row in one and not in the other
+    if let Some(filter) = &join.filter
+        && calls_volatile(filter)?
+    {
+        return Ok(None);
+    }
     let of_type = |join_type| {
         Join::try_new(
             Arc::clone(&join.left),
@@ -369,6 +376,26 @@ fn full_join_on_pairs(
         .project(restored)?
         .build()?;
     Ok(Some(plan))
+}
+
+/// Whether `expr`, or the plan of a subquery in it, calls a volatile
+/// function.
+fn calls_volatile(expr: &Expr) -> Result<bool> {
+    expr.exists(|expr| {
+        let Some(subquery) = subquery_of(expr) else {
+            return Ok(expr.is_volatile_node());
+        };
+        let mut found = false;
+        subquery.subquery.apply_with_subqueries(|node| {
+            found = node.expressions().iter().any(Expr::is_volatile);
+            Ok(if found {
+                TreeNodeRecursion::Stop
+            } else {
+                TreeNodeRecursion::Continue
+            })
+        })?;
+        Ok(found)
+    })
 }
 
 /// The columns `expr` reads: its own, and the outer columns of the
