@@ -26,15 +26,16 @@ use std::sync::Arc;
 
 use datafusion_common::alias::AliasGenerator;
 use datafusion_common::spans::Spans;
+use datafusion_common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion_common::{Column, NullEquality, Result};
 use datafusion_expr::logical_plan::{Join, JoinType, Subquery};
 use datafusion_expr::utils::conjunction;
 use datafusion_expr::{BinaryExpr, Expr, LogicalPlan, LogicalPlanBuilder, Operator};
 
 use super::decorrelated::outer_key_equality;
-use crate::correlation::correlated_in_plan;
 use crate::correlation::handoff::correlated_beyond;
 use crate::correlation::lateral::{filters_into_subquery, lateral_parts, lateral_side};
+use crate::correlation::{correlated_in_plan, free_outer_columns};
 use crate::dependent_join::{DependentJoin, Domain};
 
 /// `left JOIN LATERAL (subquery)`: the subquery evaluated for every outer
@@ -55,6 +56,12 @@ pub(super) fn rewrite_lateral(
     };
     let alias = alias.cloned();
     let body = subquery.subquery.as_ref();
+    // A rewrite may have removed every outer reference the SQL had (`CASE
+    // WHEN true THEN 1 ELSE x.k END` folded to `1`): the item is a derived
+    // table, and the join an ordinary one
+    if free_outer_columns(body)?.is_empty() {
+        return uncorrelated(join, right).map(Some);
+    }
     // Correlated to a column beyond the join's left side: not decorrelated
     if correlated_in_plan(body, &join.left)?.is_empty()
         || correlated_beyond(body, join.left.schema())?
@@ -190,6 +197,33 @@ fn reassociable(plan: &LogicalPlan) -> Option<&Join> {
     }
 }
 
+/// `join` with its `LATERAL` right side `right`, whose subquery reads no
+/// outer column, as a join of that subquery's plan under the same alias and
+/// filters.
+fn uncorrelated(join: &Join, right: LogicalPlan) -> Result<LogicalPlan> {
+    let right = right
+        .transform_down(|node| match node {
+            LogicalPlan::Subquery(subquery) => Ok(Transformed::new(
+                subquery.subquery.as_ref().clone(),
+                true,
+                TreeNodeRecursion::Jump,
+            )),
+            node => Ok(Transformed::no(node)),
+        })?
+        .data
+        .recompute_schema()?;
+    Ok(LogicalPlan::Join(Join::try_new(
+        Arc::clone(&join.left),
+        Arc::new(right),
+        join.on.clone(),
+        join.filter.clone(),
+        join.join_type,
+        join.join_constraint,
+        join.null_equality,
+        join.null_aware,
+    )?))
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -309,6 +343,33 @@ mod tests {
                                 Projection: o.v AS __domain_1_0
                                   TableScan: o
         ");
+        Ok(())
+    }
+
+    #[test]
+    fn a_lateral_subquery_without_outer_references_left_is_a_derived_table() -> Result<()>
+    {
+        // LATERAL (SELECT CASE WHEN true THEN 1 ELSE o.k END AS u), after
+        // the CASE was folded: the subquery still lists o.k
+        let body = LogicalPlanBuilder::empty(true)
+            .project([datafusion_expr::lit(1).alias("u")])?
+            .build()?;
+        let subquery = LogicalPlan::Subquery(Subquery {
+            outer_ref_columns: vec![outer("k")],
+            subquery: Arc::new(body),
+            spans: Spans::new(),
+        });
+        let lateral = LogicalPlanBuilder::from(subquery).alias("l")?.build()?;
+        let plan = table("o")?
+            .join_on(lateral, JoinType::Left, [col("l.u").eq(col("o.k"))])?
+            .build()?;
+        insta::assert_snapshot!(decorrelated(plan)?, @r"
+            Left Join:  Filter: l.u = o.k
+              TableScan: o
+              SubqueryAlias: l
+                Projection: Int32(1) AS u
+                  EmptyRelation: rows=1
+            ");
         Ok(())
     }
 }
