@@ -30,14 +30,17 @@
 //! any expression, grouped queries (`GROUPING SETS`, `ROLLUP` and `CUBE`
 //! with `grouping()`, `DISTINCT` and `FILTER` aggregates, ordered
 //! `string_agg` and `array_agg`, `HAVING` with subqueries, `DISTINCT ON`),
-//! and `UPDATE ... FROM` / `DELETE ... USING`. It keeps track of
+//! recursive queries in `LATERAL` that start from the outer row,
+//! `NULLIF`, `GREATEST`, `LEAST`, the simple `CASE`, and integer division
+//! and remainder by a `NULLIF(x, 0)`, and `UPDATE ... FROM` / `DELETE ...
+//! USING`. It keeps track of
 //! the query levels in [`Scope`] to write only names that resolve, and
 //! resolve to the same column, in both engines.
 //!
 //! Left out, because the engines define them differently or the fork does
-//! not claim them: integer overflow and division (PostgreSQL raises, and
-//! its `/` of integers is also DataFusion's, but a zero divisor is an error
-//! in both); `avg` and other aggregates of PostgreSQL's `numeric`; floats
+//! not claim them: integer overflow and division by zero (PostgreSQL
+//! raises, and a zero divisor is an error in both: a divisor is always a
+//! `NULLIF(x, 0)`); `avg` and other aggregates of PostgreSQL's `numeric`; floats
 //! (formatting and `-0.0`); text sorted in a collation other than `C`
 //! (the server's cluster uses `C`); `ORDER BY` a list column (PostgreSQL
 //! sorts a NULL element last, DataFusion first); scalar subqueries that may
@@ -615,7 +618,7 @@ impl RelationalGenerator {
     fn integer(&mut self, scope: &mut Scope, depth: usize) -> String {
         let literal = |rng: &mut StdRng| rng.random_range(-1..=3).to_string();
         let choice = if self.nests() {
-            self.rng.random_range(0..12)
+            self.rng.random_range(0..16)
         } else {
             0
         };
@@ -623,6 +626,42 @@ impl RelationalGenerator {
             0..=4 => self
                 .reference(scope, Kind::Integer)
                 .unwrap_or_else(|| literal(&mut self.rng)),
+            12 => format!(
+                "NULLIF({}, {})",
+                self.signed_integer(scope),
+                self.signed_integer(scope)
+            ),
+            13 => {
+                let function = ["GREATEST", "LEAST"][self.rng.random_range(0..2)];
+                let (left, right) =
+                    (self.signed_integer(scope), self.signed_integer(scope));
+                format!("{function}({left}, {right})")
+            }
+            14 => {
+                // The simple CASE, its operand compared with each value
+                let operand = self.signed_integer(scope);
+                let mut arms = String::new();
+                for _ in 0..self.rng.random_range(1..=2) {
+                    let value = literal(&mut self.rng);
+                    arms.push_str(&format!(
+                        " WHEN {value} THEN {}",
+                        self.signed_integer(scope)
+                    ));
+                }
+                let otherwise = if self.rng.random_bool(0.5) {
+                    format!(" ELSE {}", self.signed_integer(scope))
+                } else {
+                    String::new()
+                };
+                format!("CASE {operand}{arms}{otherwise} END")
+            }
+            15 => {
+                // Integer division and remainder, never by zero
+                let op = ["/", "%"][self.rng.random_range(0..2)];
+                let (left, right) =
+                    (self.signed_integer(scope), self.signed_integer(scope));
+                format!("({left} {op} NULLIF({right}, 0))")
+            }
             5 => literal(&mut self.rng),
             6 => {
                 let (left, right) = (self.integer(scope, 0), self.integer(scope, 0));
@@ -651,6 +690,18 @@ impl RelationalGenerator {
             _ => self
                 .reference(scope, Kind::Integer)
                 .unwrap_or_else(|| literal(&mut self.rng)),
+        }
+    }
+
+    /// An integer of a signed type. DataFusion's `cardinality` is unsigned
+    /// (PostgreSQL's is an `integer`): mixed with signed integers, it makes
+    /// `GREATEST`, `NULLIF` and `/` decimals, and `/` a decimal division.
+    fn signed_integer(&mut self, scope: &mut Scope) -> String {
+        let integer = self.integer(scope, 0);
+        if integer.contains("cardinality(") {
+            format!("CAST({integer} AS INT)")
+        } else {
+            integer
         }
     }
 
@@ -1408,6 +1459,11 @@ impl RelationalGenerator {
                 format!("unnest({list}) AS {alias}(u)"),
                 vec![("u".to_string(), Kind::Integer)],
             )
+        } else if self.rng.random_bool(0.3) {
+            (
+                format!("LATERAL ({}) AS {alias}", self.recursive_query(scope)),
+                vec![("u".to_string(), Kind::Integer)],
+            )
         } else {
             let body = self.in_subquery(scope, |this, scope, inner_from| {
                 let filter = this.where_clause(scope, 0);
@@ -1438,6 +1494,46 @@ impl RelationalGenerator {
         (
             format!("SELECT {alias}.u AS c1, {other} AS c2 FROM {joined}{filter}"),
             vec![Kind::Integer, Kind::Integer],
+        )
+    }
+
+    /// A recursive query of one integer column `u` that starts from, or
+    /// is bounded by, the row of the FROM items to its left. The recursion
+    /// stops after three steps; the terms never nest a subquery reading
+    /// the work table, which neither engine allows.
+    fn recursive_query(&mut self, scope: &mut Scope) -> String {
+        // Expressions of the outer row, written before `r` is in scope
+        let start = self.integer(scope, 0);
+        let bound = self.integer(scope, 0);
+        let union = ["UNION", "UNION ALL"][self.rng.random_range(0..2)];
+        let step = match self.rng.random_range(0..3) {
+            0 => format!("SELECT u + 1, d + 1 FROM r WHERE d < 3 AND u < {bound}"),
+            1 => {
+                // A step through a table: the next values of a key
+                let (table, columns) = SCHEMAS[self.rng.random_range(0..2)];
+                let integers: Vec<&str> = columns
+                    .iter()
+                    .filter(|(_, kind)| *kind == Kind::Integer)
+                    .map(|(name, _)| *name)
+                    .collect();
+                let from = integers[self.rng.random_range(0..integers.len())];
+                let to = integers[self.rng.random_range(0..integers.len())];
+                format!(
+                    "SELECT {table}.{to}, r.d + 1 FROM r JOIN {table} \
+                     ON {table}.{from} = r.u WHERE r.d < 3"
+                )
+            }
+            _ => format!(
+                "SELECT u - 1, d + 1 FROM r WHERE d < 3 AND u IS DISTINCT FROM {bound}"
+            ),
+        };
+        let body = [
+            "SELECT u FROM r",
+            "SELECT max(u) AS u FROM r",
+            "SELECT count(*) AS u FROM r",
+        ][self.rng.random_range(0..3)];
+        format!(
+            "WITH RECURSIVE r(u, d) AS (SELECT CAST({start} AS INT), 0 {union} {step}) {body}"
         )
     }
 
