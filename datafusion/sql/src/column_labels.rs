@@ -50,7 +50,7 @@ use datafusion_common::tree_node::{
 use datafusion_common::{Column, DFSchema, Result, ScalarValue};
 use datafusion_expr::expr::{Alias, Sort, WindowFunction, WindowFunctionParams};
 use datafusion_expr::logical_plan::{
-    Aggregate, Distinct, Join, JoinConstraint, JoinType, Projection, Window,
+    Aggregate, Distinct, Join, JoinType, Projection, Window,
 };
 use datafusion_expr::{Expr, LogicalPlan, WindowFrame, WindowFrameBound};
 use sqlparser::ast::{Query, SelectItem, SetExpr};
@@ -206,10 +206,10 @@ fn top_projection_exprs(plan: &LogicalPlan) -> Option<&[Expr]> {
 /// | `Projection` | the expression at `index`: an alias stops the trace with its name, a column continues into the input, anything else is rendered with each column in it traced |
 /// | `Aggregate`, `Window` | render the grouping, aggregate or window expression at `index` |
 /// | `SubqueryAlias`, `Filter`, `Sort`, `Limit`, `Distinct::All` | the input, same index |
-/// | `Join` on qualified columns | the side that owns `index` |
+/// | `Join` (`ON`, `USING`, `NATURAL`) | the side that owns `index` |
 /// | `Union` | the first branch, which names SQL's output |
 /// | `TableScan` | the plain column name |
-/// | anything else (`USING` joins, `Distinct::On`, `Unnest`, `RecursiveQuery`, `Values`, ...) | `None` |
+/// | anything else (`Distinct::On`, `Unnest`, `RecursiveQuery`, `Values`, ...) | `None` |
 ///
 /// The trace never looks columns up by their label, so it does not depend on
 /// how each node qualifies its fields.
@@ -300,11 +300,9 @@ fn trace_aggregate(aggregate: &Aggregate, index: usize) -> Option<Expr> {
 }
 
 fn trace_join(join: &Join, index: usize) -> Option<Expr> {
-    if join.join_constraint == JoinConstraint::Using {
-        // `USING` and `NATURAL` merge the join columns: there is no single
-        // side to follow.
-        return None;
-    }
+    // A `USING` or `NATURAL` join outputs both sides' columns, as any join:
+    // the merged key is an expression of them in the projection above
+    // (see `merged_columns.rs`)
     let left_len = join.left.schema().fields().len();
     let right_len = join.right.schema().fields().len();
     match join.join_type {
@@ -542,7 +540,7 @@ mod tests {
 
     use arrow::datatypes::{DataType, Field, Schema};
     use datafusion_expr::logical_plan::builder::{LogicalPlanBuilder, table_scan};
-    use datafusion_expr::{col, lit};
+    use datafusion_expr::{col, lit, when};
     use datafusion_functions_aggregate::expr_fn::sum;
 
     use super::*;
@@ -643,13 +641,24 @@ mod tests {
     }
 
     #[test]
-    fn using_join_values_and_unknown_nodes_are_not_traced() -> Result<()> {
+    fn using_join_columns_are_traced_to_their_side() -> Result<()> {
         let right = scan("u", &["a", "d"]).build()?;
-        let using = scan("t", &["a", "b"])
-            .join_using(right, JoinType::Inner, vec![Column::from_name("a")])?
+        let using = scan("t", &["a", "b"]).join_using(
+            right,
+            JoinType::Full,
+            vec![Column::from_name("a")],
+        )?;
+        // The merged key, as the SQL planner writes it for a FULL join
+        let key = when(col("t.a").is_not_null(), col("t.a")).otherwise(col("u.a"))?;
+        let plan = using
+            .project(vec![key + lit(1_i64), col("t.b") - col("u.d")])?
             .build()?;
-        assert!(labels(&using).iter().all(Option::is_none));
+        assert_eq!(labels(&plan), some(&["a + 1", "b - d"]));
+        Ok(())
+    }
 
+    #[test]
+    fn values_and_unknown_nodes_are_not_traced() -> Result<()> {
         let values = LogicalPlanBuilder::values(vec![vec![lit(1_i64)]])?
             .project(vec![col("column1") + lit(1_i64)])?
             .build()?;
