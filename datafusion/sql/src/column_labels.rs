@@ -48,7 +48,7 @@ use datafusion_common::tree_node::{
     Transformed, TransformedResult, TreeNode, TreeNodeRecursion,
 };
 use datafusion_common::{Column, DFSchema, Result, ScalarValue};
-use datafusion_expr::expr::{Alias, Sort, WindowFunction, WindowFunctionParams};
+use datafusion_expr::expr::{Alias, Case, Sort, WindowFunction, WindowFunctionParams};
 use datafusion_expr::logical_plan::{
     Aggregate, Distinct, Join, JoinType, Projection, Window,
 };
@@ -349,6 +349,35 @@ fn labeled(label: &str) -> Expr {
     Expr::Column(Column::new_unqualified(label))
 }
 
+/// The name `k` of the key a `FULL JOIN ... USING (k)` or `NATURAL FULL
+/// JOIN` merges, as the SQL planner writes it (`merged_columns.rs`): `CASE
+/// WHEN l.k IS NOT NULL THEN l.k ELSE r.k END`, where `l.k` may itself be
+/// the key of an earlier full join. `None` for any other expression.
+fn merged_key_name(expr: &Expr) -> Option<String> {
+    let name = |side: &Expr| match side {
+        Expr::Column(column) => Some(column.name.clone()),
+        side => merged_key_name(side),
+    };
+    let Expr::Case(Case {
+        expr: None,
+        when_then_expr,
+        else_expr: Some(otherwise),
+    }) = expr
+    else {
+        return None;
+    };
+    let [(when, then)] = when_then_expr.as_slice() else {
+        return None;
+    };
+    match when.as_ref() {
+        Expr::IsNotNull(tested) if tested == then => {
+            let (left, right) = (name(then)?, name(otherwise)?);
+            (left == right).then_some(left)
+        }
+        _ => None,
+    }
+}
+
 /// Replaces every column in `expr`, a column of `input`, by its traced
 /// expression, and the planner's `count(*)` by the call as typed. `None`
 /// when any of them cannot be traced.
@@ -372,6 +401,12 @@ fn resolve_columns(expr: &Expr, input: &LogicalPlan) -> Option<Expr> {
                 Expr::Column(column) => schema
                     .maybe_index_of_column(&column)
                     .and_then(|i| trace(input, i)),
+                // The key a full join's `USING` or `NATURAL` merges is the
+                // name typed
+                case @ Expr::Case(_) => match merged_key_name(&case) {
+                    Some(name) => Some(labeled(&name)),
+                    None => return Ok(Transformed::no(case)),
+                },
                 other => return Ok(Transformed::no(other)),
             };
             match traced {
@@ -654,6 +689,22 @@ mod tests {
             .project(vec![key + lit(1_i64), col("t.b") - col("u.d")])?
             .build()?;
         assert_eq!(labels(&plan), some(&["a + 1", "b - d"]));
+
+        // A CASE of that shape over two different columns is not a key
+        let typed = scan("t", &["a", "b"])
+            .join_using(
+                scan("u", &["a", "d"]).build()?,
+                JoinType::Inner,
+                vec![Column::from_name("a")],
+            )?
+            .project(vec![
+                when(col("t.a").is_not_null(), col("u.a")).otherwise(col("t.a"))?,
+            ])?
+            .build()?;
+        assert_eq!(
+            labels(&typed),
+            some(&["CASE WHEN a IS NOT NULL THEN a ELSE a END"])
+        );
         Ok(())
     }
 

@@ -55,7 +55,7 @@ use std::fmt::Write;
 use std::ops::ControlFlow;
 
 use arrow::datatypes::DataType;
-use datafusion_common::{Column, ScalarValue};
+use datafusion_common::ScalarValue;
 use datafusion_common::tree_node::TreeNode;
 use datafusion_expr::expr::{
     AggregateFunction, AggregateFunctionParams, Alias, Between, BinaryExpr, Case, Cast,
@@ -77,26 +77,6 @@ pub(super) fn sql_text(expr: &Expr) -> Option<String> {
     let mut out = String::new();
     write_expr(&mut out, expr)?;
     Some(out)
-}
-
-/// The name `k` of `CASE WHEN l.k IS NOT NULL THEN l.k ELSE r.k END`, two
-/// columns of one name: the merged key of a full join's `USING` or
-/// `NATURAL`, which the user typed as `k`.
-fn merged_key(
-    when_then_expr: &[(Box<Expr>, Box<Expr>)],
-    otherwise: &Expr,
-) -> Option<String> {
-    let [(when, then)] = when_then_expr else {
-        return None;
-    };
-    match (when.as_ref(), then.as_ref(), otherwise) {
-        (Expr::IsNotNull(tested), Expr::Column(left), Expr::Column(right))
-            if tested.as_ref() == then.as_ref() && left.name == right.name =>
-        {
-            Some(left.name.clone())
-        }
-        _ => None,
-    }
 }
 
 /// `expr` as typed where it is the `count(Int64(1))` the planner makes of
@@ -304,17 +284,6 @@ fn write_expr(out: &mut String, expr: &Expr) -> Option<()> {
             out.push_str(if *negated { " NOT IN (" } else { " IN (" });
             write_list(out, list)?;
             out.push(')');
-        }
-        // The key of a `FULL JOIN ... USING` or `NATURAL FULL JOIN` as the
-        // planner merges it, `CASE WHEN l.k IS NOT NULL THEN l.k ELSE r.k
-        // END`, is the name the user typed
-        Expr::Case(Case {
-            expr: None,
-            when_then_expr,
-            else_expr: Some(otherwise),
-        }) if merged_key(when_then_expr, otherwise).is_some() => {
-            let name = merged_key(when_then_expr, otherwise)?;
-            write_expr(out, &Expr::Column(Column::new_unqualified(name)))?;
         }
         Expr::Case(Case {
             expr,
