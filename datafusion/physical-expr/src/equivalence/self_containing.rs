@@ -37,15 +37,13 @@ use crate::PhysicalExpr;
 
 /// Whether one of `members`, the expressions a class would hold, has
 /// another of them as a proper part.
-pub(super) fn holds_own_part<'a>(
-    members: impl IntoIterator<Item = &'a Arc<dyn PhysicalExpr>> + Clone,
-) -> bool {
-    members.clone().into_iter().any(|outer| {
-        members.clone().into_iter().any(|inner| {
+pub(super) fn holds_own_part(members: &[&Arc<dyn PhysicalExpr>]) -> bool {
+    members.iter().any(|outer| {
+        members.iter().any(|inner| {
             !Arc::ptr_eq(outer, inner)
                 && outer != inner
                 && outer
-                    .exists(|part| Ok(part == inner))
+                    .exists(|part| Ok(part == *inner))
                     .expect("the closure never fails")
         })
     })
