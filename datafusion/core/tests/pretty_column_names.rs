@@ -474,11 +474,21 @@ async fn join_with_qualified_columns() {
 }
 
 #[tokio::test]
-async fn join_using_is_not_traced() {
+async fn join_using_is_traced_to_each_side() {
     check(
         "SELECT * FROM (SELECT a, b + 1 FROM t) JOIN (SELECT a, d FROM t2) USING (a)",
         &["a", "t.b + Int64(1)", "d"],
-        &["a", "t.b + Int64(1)", "d"],
+        &["a", "b + 1", "d"],
+    )
+    .await;
+    // The key a FULL join merges is the name typed
+    check(
+        "SELECT a + 1, d FROM t NATURAL FULL JOIN t2",
+        &[
+            "CASE WHEN t.a IS NOT NULL THEN t.a ELSE t2.a END + Int64(1)",
+            "d",
+        ],
+        &["a + 1", "d"],
     )
     .await;
 }
