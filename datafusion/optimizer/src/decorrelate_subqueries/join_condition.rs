@@ -434,6 +434,22 @@ mod tests {
             .build()
     }
 
+    /// `o JOIN_TYPE t ON o.k = t.k AND EXISTS (SELECT * FROM s WHERE s.v =
+    /// o.v + t.v)`: a subquery reading both sides.
+    fn join_on_exists_of_both_sides(
+        join_type: JoinType,
+    ) -> Result<datafusion_expr::LogicalPlan> {
+        let subquery =
+            table("s")?
+                .filter(col("s.v").eq(out_ref_col(DataType::Int32, "o.v")
+                    + out_ref_col(DataType::Int32, "t.v")))?
+                .build()?;
+        let condition = col("o.k").eq(col("t.k")).and(exists(Arc::new(subquery)));
+        table("o")?
+            .join_on(table("t")?.build()?, join_type, [condition])?
+            .build()
+    }
+
     #[test]
     fn an_inner_join_condition_is_a_filter_above_the_join() -> Result<()> {
         insta::assert_snapshot!(decorrelated(join_on_exists(JoinType::Inner)?)?, @r"
@@ -474,17 +490,7 @@ mod tests {
     #[test]
     fn an_outer_join_condition_reading_both_sides_is_computed_per_combination()
     -> Result<()> {
-        // o LEFT JOIN t ON o.k = t.k AND EXISTS (SELECT * FROM s WHERE s.v
-        // = o.v + t.v)
-        let subquery =
-            table("s")?
-                .filter(col("s.v").eq(out_ref_col(DataType::Int32, "o.v")
-                    + out_ref_col(DataType::Int32, "t.v")))?
-                .build()?;
-        let condition = col("o.k").eq(col("t.k")).and(exists(Arc::new(subquery)));
-        let plan = table("o")?
-            .join_on(table("t")?.build()?, JoinType::Left, [condition])?
-            .build()?;
+        let plan = join_on_exists_of_both_sides(JoinType::Left)?;
         insta::assert_snapshot!(decorrelated(plan)?, @r"
             Projection: o.k, o.v, t.k, t.v
               Left Join:  Filter: o.k = t.k AND o.v IS NOT DISTINCT FROM __condition_1.__condition_1_0 AND __condition_1.__condition_1_value
@@ -517,17 +523,7 @@ mod tests {
     #[test]
     fn a_full_join_condition_reading_both_sides_is_the_left_join_and_the_unmatched_right_rows()
     -> Result<()> {
-        // o FULL JOIN t ON o.k = t.k AND EXISTS (SELECT * FROM s WHERE s.v
-        // = o.v + t.v)
-        let subquery =
-            table("s")?
-                .filter(col("s.v").eq(out_ref_col(DataType::Int32, "o.v")
-                    + out_ref_col(DataType::Int32, "t.v")))?
-                .build()?;
-        let condition = col("o.k").eq(col("t.k")).and(exists(Arc::new(subquery)));
-        let plan = table("o")?
-            .join_on(table("t")?.build()?, JoinType::Full, [condition])?
-            .build()?;
+        let plan = join_on_exists_of_both_sides(JoinType::Full)?;
         insta::assert_snapshot!(decorrelated(plan)?, @r"
             Projection: __full_join_9_0 AS k, __full_join_9_1 AS v, __full_join_9_2 AS k, __full_join_9_3 AS v
               Union

@@ -379,6 +379,17 @@ mod tests {
         LogicalPlanBuilder::scan(name, Arc::new(WorkTableSource(Arc::new(schema))), None)
     }
 
+    /// `WITH RECURSIVE r(a) AS (SELECT 1 UNION [ALL] recursive_term)`.
+    fn recursive_from_one(
+        recursive_term: LogicalPlan,
+        distinct: bool,
+    ) -> Result<LogicalPlan> {
+        LogicalPlanBuilder::empty(true)
+            .project([lit(1).alias("a")])?
+            .to_recursive_query("r".to_string(), recursive_term, distinct)?
+            .build()
+    }
+
     /// `WITH RECURSIVE r(a) AS (SELECT o.k UNION SELECT a - 1 FROM r WHERE a > 1)`
     fn countdown_from_outer_key() -> Result<LogicalPlan> {
         let recursive_term = work_table("r")?
@@ -429,10 +440,7 @@ mod tests {
             .filter(col("t.v").lt(outer("v")))?
             .project([col("t.v").alias("a")])?
             .build()?;
-        let query = LogicalPlanBuilder::empty(true)
-            .project([lit(1).alias("a")])?
-            .to_recursive_query("r".to_string(), recursive_term, false)?
-            .build()?;
+        let query = recursive_from_one(recursive_term, false)?;
         insta::assert_snapshot!(pushed(query)?, @r"
             RecursiveQuery: is_distinct=false
               Projection: a, __domain_instance_3.__domain_1_0 AS __domain_tag_2_0
@@ -471,10 +479,7 @@ mod tests {
         let recursive_term = LogicalPlanBuilder::from(from_work_table)
             .union(constant)?
             .build()?;
-        let query = LogicalPlanBuilder::empty(true)
-            .project([lit(1).alias("a")])?
-            .to_recursive_query("r".to_string(), recursive_term, true)?
-            .build()?;
+        let query = recursive_from_one(recursive_term, true)?;
         let error = pushed(query).unwrap_err().strip_backtrace();
         assert!(
             error.contains("makes rows without reading its previous rows"),
@@ -491,10 +496,7 @@ mod tests {
             .filter(col("t.v").lt(outer("v")))?
             .project([col("t.v").alias("a")])?
             .build()?;
-        let query = LogicalPlanBuilder::empty(true)
-            .project([lit(1).alias("a")])?
-            .to_recursive_query("r".to_string(), recursive_term, false)?
-            .build()?;
+        let query = recursive_from_one(recursive_term, false)?;
         let error = pushed(query).unwrap_err().strip_backtrace();
         assert!(
             error.contains("reading itself in a subquery cannot be decorrelated"),
