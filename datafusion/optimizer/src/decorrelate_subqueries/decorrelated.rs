@@ -88,19 +88,31 @@ pub(super) fn tag_body(
     outer_rows: &LogicalPlan,
     alias_generator: &AliasGenerator,
 ) -> Result<(Tagged, Vec<Column>)> {
+    let (tagged, outer, _) = tag_body_crossing(body, outer_rows, alias_generator)?;
+    Ok((tagged, outer))
+}
+
+/// [`tag_body`], and whether the body crossed a part of itself with the
+/// domain ([`DependentJoin::crossed_domain`]).
+fn tag_body_crossing(
+    body: &LogicalPlan,
+    outer_rows: &LogicalPlan,
+    alias_generator: &AliasGenerator,
+) -> Result<(Tagged, Vec<Column>, bool)> {
     let outer = correlated_in_plan(body, outer_rows)?;
-    let tagged = if outer.is_empty() {
-        Tagged {
+    if outer.is_empty() {
+        let tagged = Tagged {
             plan: body.clone(),
             tags: vec![],
             unique: body.max_rows().is_some_and(|rows| rows <= 1),
             non_null_tags: true,
-        }
-    } else {
-        let domain = Domain::new(outer_rows, outer.clone(), alias_generator)?;
-        DependentJoin::new(&domain, alias_generator).push(body)?
-    };
-    Ok((tagged, outer))
+        };
+        return Ok((tagged, outer, false));
+    }
+    let domain = Domain::new(outer_rows, outer.clone(), alias_generator)?;
+    let dependent_join = DependentJoin::new(&domain, alias_generator);
+    let tagged = dependent_join.push(body)?;
+    Ok((tagged, outer, dependent_join.crossed_domain()))
 }
 
 impl Decorrelated {
@@ -111,6 +123,34 @@ impl Decorrelated {
         alias_generator: &AliasGenerator,
     ) -> Result<Self> {
         let (tagged, outer) = tag_body(body, outer_rows, alias_generator)?;
+        Self::aliased(tagged, outer, alias_generator)
+    }
+
+    /// [`Self::new`] for a subquery whose rows matter only by whether one
+    /// exists (`EXISTS`).
+    ///
+    /// Where the body crossed a part of itself with the domain, each outer
+    /// value may carry as many rows as that part has (`EXISTS (SELECT 1 FROM
+    /// b WHERE b.x = o.x AND EXISTS (... o.y ...))` crosses `b` with the
+    /// values of `(o.x, o.y)`). One row per tag is enough: deduplicated, the
+    /// join back finds each outer row's one match, instead of passing every
+    /// row of its tag.
+    pub(super) fn new_for_existence(
+        body: &LogicalPlan,
+        outer_rows: &LogicalPlan,
+        alias_generator: &AliasGenerator,
+    ) -> Result<Self> {
+        let (mut tagged, outer, crossed_domain) =
+            tag_body_crossing(body, outer_rows, alias_generator)?;
+        if crossed_domain && !tagged.unique {
+            tagged.plan = LogicalPlanBuilder::from(tagged.plan)
+                .aggregate(
+                    tagged.tags.iter().cloned().map(Expr::Column),
+                    Vec::<Expr>::new(),
+                )?
+                .build()?;
+            tagged.unique = true;
+        }
         Self::aliased(tagged, outer, alias_generator)
     }
 

@@ -33,7 +33,8 @@ pub(super) fn join_exists(
 ) -> Result<(LogicalPlan, Expr)> {
     // Projections do not change whether a row exists
     let Split { body, .. } = split_top(&subquery.subquery);
-    let decorrelated = Decorrelated::new(body, outer_rows, alias_generator)?;
+    let decorrelated =
+        Decorrelated::new_for_existence(body, outer_rows, alias_generator)?;
     let mark = decorrelated.mark();
     let joined = decorrelated.join(input, JoinType::LeftMark, None)?;
     Ok((joined, mark))

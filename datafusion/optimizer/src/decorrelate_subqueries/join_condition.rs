@@ -499,24 +499,25 @@ mod tests {
                   TableScan: t
                   SubqueryAlias: __condition_1
                     Projection: o.v AS __condition_1_0, t.v AS __condition_1_1, __subquery_4.mark AS __condition_1_value
-                      LeftMark Join: o.v = __subquery_4.__subquery_4_2, t.v = __subquery_4.__subquery_4_3
+                      LeftMark Join: o.v = __subquery_4.__subquery_4_0, t.v = __subquery_4.__subquery_4_1
                         Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
                           Inner Join:  Filter: o.k = t.k
                             TableScan: o
                             TableScan: t
                         SubqueryAlias: __subquery_4
-                          Projection: s.k AS __subquery_4_0, s.v AS __subquery_4_1, __domain_instance_3.__domain_2_0 AS __subquery_4_2, __domain_instance_3.__domain_2_1 AS __subquery_4_3
-                            Filter: s.v = __domain_instance_3.__domain_2_0 + __domain_instance_3.__domain_2_1
-                              Cross Join:
-                                TableScan: s
-                                SubqueryAlias: __domain_instance_3
-                                  Aggregate: groupBy=[[__domain_2_0, __domain_2_1]], aggr=[[]]
-                                    Projection: o.v AS __domain_2_0, t.v AS __domain_2_1
-                                      Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
-                                        Inner Join:  Filter: o.k = t.k
-                                          TableScan: o
-                                          TableScan: t
-        ");
+                          Projection: __domain_instance_3.__domain_2_0 AS __subquery_4_0, __domain_instance_3.__domain_2_1 AS __subquery_4_1
+                            Aggregate: groupBy=[[__domain_instance_3.__domain_2_0, __domain_instance_3.__domain_2_1]], aggr=[[]]
+                              Filter: s.v = __domain_instance_3.__domain_2_0 + __domain_instance_3.__domain_2_1
+                                Cross Join:
+                                  TableScan: s
+                                  SubqueryAlias: __domain_instance_3
+                                    Aggregate: groupBy=[[__domain_2_0, __domain_2_1]], aggr=[[]]
+                                      Projection: o.v AS __domain_2_0, t.v AS __domain_2_1
+                                        Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
+                                          Inner Join:  Filter: o.k = t.k
+                                            TableScan: o
+                                            TableScan: t
+            ");
         Ok(())
     }
 
@@ -535,23 +536,24 @@ mod tests {
                         TableScan: t
                         SubqueryAlias: __condition_1
                           Projection: o.v AS __condition_1_0, t.v AS __condition_1_1, __subquery_4.mark AS __condition_1_value
-                            LeftMark Join: o.v = __subquery_4.__subquery_4_2, t.v = __subquery_4.__subquery_4_3
+                            LeftMark Join: o.v = __subquery_4.__subquery_4_0, t.v = __subquery_4.__subquery_4_1
                               Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
                                 Inner Join:  Filter: o.k = t.k
                                   TableScan: o
                                   TableScan: t
                               SubqueryAlias: __subquery_4
-                                Projection: s.k AS __subquery_4_0, s.v AS __subquery_4_1, __domain_instance_3.__domain_2_0 AS __subquery_4_2, __domain_instance_3.__domain_2_1 AS __subquery_4_3
-                                  Filter: s.v = __domain_instance_3.__domain_2_0 + __domain_instance_3.__domain_2_1
-                                    Cross Join:
-                                      TableScan: s
-                                      SubqueryAlias: __domain_instance_3
-                                        Aggregate: groupBy=[[__domain_2_0, __domain_2_1]], aggr=[[]]
-                                          Projection: o.v AS __domain_2_0, t.v AS __domain_2_1
-                                            Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
-                                              Inner Join:  Filter: o.k = t.k
-                                                TableScan: o
-                                                TableScan: t
+                                Projection: __domain_instance_3.__domain_2_0 AS __subquery_4_0, __domain_instance_3.__domain_2_1 AS __subquery_4_1
+                                  Aggregate: groupBy=[[__domain_instance_3.__domain_2_0, __domain_instance_3.__domain_2_1]], aggr=[[]]
+                                    Filter: s.v = __domain_instance_3.__domain_2_0 + __domain_instance_3.__domain_2_1
+                                      Cross Join:
+                                        TableScan: s
+                                        SubqueryAlias: __domain_instance_3
+                                          Aggregate: groupBy=[[__domain_2_0, __domain_2_1]], aggr=[[]]
+                                            Projection: o.v AS __domain_2_0, t.v AS __domain_2_1
+                                              Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
+                                                Inner Join:  Filter: o.k = t.k
+                                                  TableScan: o
+                                                  TableScan: t
                 Projection: Int32(NULL) AS __full_join_9_0, Int32(NULL) AS __full_join_9_1, t.k AS __full_join_9_2, t.v AS __full_join_9_3
                   Projection: t.k, t.v
                     RightAnti Join:  Filter: o.k = t.k AND t.v IS NOT DISTINCT FROM __condition_5.__condition_5_1 AND __condition_5.__condition_5_value
@@ -559,23 +561,24 @@ mod tests {
                         TableScan: o
                         SubqueryAlias: __condition_5
                           Projection: o.v AS __condition_5_0, t.v AS __condition_5_1, __subquery_8.mark AS __condition_5_value
-                            LeftMark Join: o.v = __subquery_8.__subquery_8_2, t.v = __subquery_8.__subquery_8_3
+                            LeftMark Join: o.v = __subquery_8.__subquery_8_0, t.v = __subquery_8.__subquery_8_1
                               Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
                                 Inner Join:  Filter: o.k = t.k
                                   TableScan: o
                                   TableScan: t
                               SubqueryAlias: __subquery_8
-                                Projection: s.k AS __subquery_8_0, s.v AS __subquery_8_1, __domain_instance_7.__domain_6_0 AS __subquery_8_2, __domain_instance_7.__domain_6_1 AS __subquery_8_3
-                                  Filter: s.v = __domain_instance_7.__domain_6_0 + __domain_instance_7.__domain_6_1
-                                    Cross Join:
-                                      TableScan: s
-                                      SubqueryAlias: __domain_instance_7
-                                        Aggregate: groupBy=[[__domain_6_0, __domain_6_1]], aggr=[[]]
-                                          Projection: o.v AS __domain_6_0, t.v AS __domain_6_1
-                                            Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
-                                              Inner Join:  Filter: o.k = t.k
-                                                TableScan: o
-                                                TableScan: t
+                                Projection: __domain_instance_7.__domain_6_0 AS __subquery_8_0, __domain_instance_7.__domain_6_1 AS __subquery_8_1
+                                  Aggregate: groupBy=[[__domain_instance_7.__domain_6_0, __domain_instance_7.__domain_6_1]], aggr=[[]]
+                                    Filter: s.v = __domain_instance_7.__domain_6_0 + __domain_instance_7.__domain_6_1
+                                      Cross Join:
+                                        TableScan: s
+                                        SubqueryAlias: __domain_instance_7
+                                          Aggregate: groupBy=[[__domain_6_0, __domain_6_1]], aggr=[[]]
+                                            Projection: o.v AS __domain_6_0, t.v AS __domain_6_1
+                                              Aggregate: groupBy=[[o.v, t.v]], aggr=[[]]
+                                                Inner Join:  Filter: o.k = t.k
+                                                  TableScan: o
+                                                  TableScan: t
                       TableScan: t
             ");
         Ok(())

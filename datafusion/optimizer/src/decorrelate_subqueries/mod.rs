@@ -634,24 +634,25 @@ mod tests {
         insta::assert_snapshot!(decorrelated(plan)?, @r"
             Projection: o.k, o.v, s.k, s.v
               Filter: __subquery_3.mark
-                LeftMark Join: o.v = __subquery_3.__subquery_3_2, s.v = __subquery_3.__subquery_3_3
+                LeftMark Join: o.v = __subquery_3.__subquery_3_0, s.v = __subquery_3.__subquery_3_1
                   Filter: o.k = s.k
                     Cross Join:
                       TableScan: o
                       TableScan: s
                   SubqueryAlias: __subquery_3
-                    Projection: t.k AS __subquery_3_0, t.v AS __subquery_3_1, __domain_instance_2.__domain_1_0 AS __subquery_3_2, __domain_instance_2.__domain_1_1 AS __subquery_3_3
-                      Filter: t.v > __domain_instance_2.__domain_1_0 + __domain_instance_2.__domain_1_1
-                        Cross Join:
-                          TableScan: t
-                          SubqueryAlias: __domain_instance_2
-                            Aggregate: groupBy=[[__domain_1_0, __domain_1_1]], aggr=[[]]
-                              Projection: o.v AS __domain_1_0, s.v AS __domain_1_1
-                                Filter: o.k = s.k
-                                  Cross Join:
-                                    TableScan: o
-                                    TableScan: s
-        ");
+                    Projection: __domain_instance_2.__domain_1_0 AS __subquery_3_0, __domain_instance_2.__domain_1_1 AS __subquery_3_1
+                      Aggregate: groupBy=[[__domain_instance_2.__domain_1_0, __domain_instance_2.__domain_1_1]], aggr=[[]]
+                        Filter: t.v > __domain_instance_2.__domain_1_0 + __domain_instance_2.__domain_1_1
+                          Cross Join:
+                            TableScan: t
+                            SubqueryAlias: __domain_instance_2
+                              Aggregate: groupBy=[[__domain_1_0, __domain_1_1]], aggr=[[]]
+                                Projection: o.v AS __domain_1_0, s.v AS __domain_1_1
+                                  Filter: o.k = s.k
+                                    Cross Join:
+                                      TableScan: o
+                                      TableScan: s
+            ");
         Ok(())
     }
 
@@ -671,27 +672,29 @@ mod tests {
         insta::assert_snapshot!(decorrelated(plan)?, @r"
             Projection: o.k, o.v
               Filter: __subquery_3.mark OR __subquery_6.mark
-                LeftMark Join: o.k = __subquery_6.__subquery_6_2
-                  LeftMark Join: o.k = __subquery_3.__subquery_3_2
+                LeftMark Join: o.k = __subquery_6.__subquery_6_0
+                  LeftMark Join: o.k = __subquery_3.__subquery_3_0
                     TableScan: o
                     SubqueryAlias: __subquery_3
-                      Projection: s.k AS __subquery_3_0, s.v AS __subquery_3_1, __domain_instance_2.__domain_1_0 AS __subquery_3_2
-                        Filter: s.k > __domain_instance_2.__domain_1_0
-                          Cross Join:
-                            TableScan: s
-                            SubqueryAlias: __domain_instance_2
-                              Aggregate: groupBy=[[__domain_1_0]], aggr=[[]]
-                                Projection: o.k AS __domain_1_0
-                                  TableScan: o
+                      Projection: __domain_instance_2.__domain_1_0 AS __subquery_3_0
+                        Aggregate: groupBy=[[__domain_instance_2.__domain_1_0]], aggr=[[]]
+                          Filter: s.k > __domain_instance_2.__domain_1_0
+                            Cross Join:
+                              TableScan: s
+                              SubqueryAlias: __domain_instance_2
+                                Aggregate: groupBy=[[__domain_1_0]], aggr=[[]]
+                                  Projection: o.k AS __domain_1_0
+                                    TableScan: o
                   SubqueryAlias: __subquery_6
-                    Projection: t.k AS __subquery_6_0, t.v AS __subquery_6_1, __domain_instance_5.__domain_4_0 AS __subquery_6_2
-                      Filter: t.k > __domain_instance_5.__domain_4_0
-                        Cross Join:
-                          TableScan: t
-                          SubqueryAlias: __domain_instance_5
-                            Aggregate: groupBy=[[__domain_4_0]], aggr=[[]]
-                              Projection: o.k AS __domain_4_0
-                                TableScan: o
+                    Projection: __domain_instance_5.__domain_4_0 AS __subquery_6_0
+                      Aggregate: groupBy=[[__domain_instance_5.__domain_4_0]], aggr=[[]]
+                        Filter: t.k > __domain_instance_5.__domain_4_0
+                          Cross Join:
+                            TableScan: t
+                            SubqueryAlias: __domain_instance_5
+                              Aggregate: groupBy=[[__domain_4_0]], aggr=[[]]
+                                Projection: o.k AS __domain_4_0
+                                  TableScan: o
             ");
         Ok(())
     }

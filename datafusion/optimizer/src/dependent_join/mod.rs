@@ -66,6 +66,8 @@ mod top_n;
 mod union;
 mod window;
 
+use std::cell::Cell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use datafusion_common::alias::AliasGenerator;
@@ -192,6 +194,9 @@ pub(crate) struct DependentJoin<'a> {
     /// The work tables of the recursive queries whose recursive term is
     /// being pushed through: their rows carry tags already.
     work_tables: Vec<WorkTable>,
+    /// Whether a part of the subquery that reads no outer column was
+    /// crossed with the domain: its rows repeat for every outer value.
+    crossed_domain: Rc<Cell<bool>>,
 }
 
 impl<'a> DependentJoin<'a> {
@@ -200,7 +205,15 @@ impl<'a> DependentJoin<'a> {
             domain,
             alias_generator,
             work_tables: vec![],
+            crossed_domain: Rc::new(Cell::new(false)),
         }
+    }
+
+    /// Whether the plans pushed so far cross a part of the subquery with
+    /// the domain, rather than tag its rows by the values they hold: then
+    /// each outer value may have as many rows as that part has.
+    pub(crate) fn crossed_domain(&self) -> bool {
+        self.crossed_domain.get()
     }
 
     /// This dependent join, pushed into a recursive term that reads
@@ -212,6 +225,7 @@ impl<'a> DependentJoin<'a> {
             domain: self.domain,
             alias_generator: self.alias_generator,
             work_tables,
+            crossed_domain: Rc::clone(&self.crossed_domain),
         }
     }
 
@@ -270,6 +284,8 @@ impl<'a> DependentJoin<'a> {
     fn cross_join_domain(&self, plan: &LogicalPlan) -> Result<Tagged> {
         let (domain, tags) = self.domain_instance()?;
         let unique = plan.max_rows().is_some_and(|rows| rows <= 1);
+        self.crossed_domain
+            .set(self.crossed_domain.get() || !unique);
         let plan = LogicalPlanBuilder::from(plan.clone())
             .cross_join(domain)?
             .build()?;
