@@ -377,6 +377,23 @@ mod tests {
         ))
     }
 
+    /// `o` joined as [`extracted`] does to `sub`: `s` mark-joined to `t` on
+    /// `k`, filtered by `predicate` on the mark, `s.k` renamed `key`.
+    fn joined_to_mark_filtered(predicate: Expr) -> Result<String> {
+        let right = table("s")?
+            .join(
+                table("t")?.build()?,
+                JoinType::LeftMark,
+                (vec!["s.k"], vec!["t.k"]),
+                None,
+            )?
+            .filter(predicate)?
+            .project(vec![col("s.k").alias("key"), col("s.v")])?
+            .alias("sub")?
+            .build()?;
+        extracted(right, "sub.key", col("o.v").eq(col("sub.v")))
+    }
+
     #[test]
     fn a_key_a_filter_keeps_non_null_makes_the_join_plain() -> Result<()> {
         let right = table("s")?.filter(col("s.k").gt(lit(0)))?.build()?;
@@ -407,18 +424,7 @@ mod tests {
     #[test]
     fn a_true_mark_keeps_its_join_keys_non_null() -> Result<()> {
         // `s WHERE s.k IN (SELECT t.k FROM t)`, as a mark join decorrelates it
-        let right = table("s")?
-            .join(
-                table("t")?.build()?,
-                JoinType::LeftMark,
-                (vec!["s.k"], vec!["t.k"]),
-                None,
-            )?
-            .filter(col("t.mark"))?
-            .project(vec![col("s.k").alias("key"), col("s.v")])?
-            .alias("sub")?
-            .build()?;
-        let plan = extracted(right, "sub.key", col("o.v").eq(col("sub.v")))?;
+        let plan = joined_to_mark_filtered(col("t.mark"))?;
         insta::assert_snapshot!(plan, @r"
             LeftMark Join: o.k = sub.key, o.v = sub.v
               TableScan: o
@@ -484,18 +490,7 @@ mod tests {
     #[test]
     fn a_mark_that_is_not_null_keeps_nothing_non_null() -> Result<()> {
         // A false mark is not NULL either: `s.k` may still be
-        let right = table("s")?
-            .join(
-                table("t")?.build()?,
-                JoinType::LeftMark,
-                (vec!["s.k"], vec!["t.k"]),
-                None,
-            )?
-            .filter(col("t.mark").is_not_null())?
-            .project(vec![col("s.k").alias("key"), col("s.v")])?
-            .alias("sub")?
-            .build()?;
-        let plan = extracted(right, "sub.key", col("o.v").eq(col("sub.v")))?;
+        let plan = joined_to_mark_filtered(col("t.mark").is_not_null())?;
         insta::assert_snapshot!(plan, @r"
             LeftMark Join: o.k = sub.key, o.v = sub.v Filter: o.v = sub.v
               TableScan: o
