@@ -27,6 +27,8 @@
 use std::sync::Arc;
 
 use crate::PhysicalOptimizerRule;
+use crate::combine_partial_final_agg::CombinePartialFinalAggregate;
+use crate::deduplicate_existence_side::DeduplicateExistenceSide;
 use crate::filter_pushdown::FilterPushdown;
 use crate::join_dynamic_filter_below_aggregates::JoinDynamicFilterBelowAggregates;
 use crate::stream_single_join_matches::StreamSingleJoinMatches;
@@ -40,6 +42,13 @@ type Rule = Arc<dyn PhysicalOptimizerRule + Send + Sync>;
 /// here would panic when the optimizer is built, before any query runs.
 pub(crate) fn with_fork_rules(upstream: Vec<Rule>) -> Vec<Rule> {
     let mut rules = upstream;
+    // It adds a partial aggregate below a join: so it runs once the join's
+    // sides, mode and input partitioning are settled, and after partial and
+    // final aggregates were paired, so that no rule takes its aggregate for
+    // the first phase of another
+    let combine = CombinePartialFinalAggregate::new();
+    let index = after(&rules, combine.name());
+    rules.insert(index, Arc::new(DeduplicateExistenceSide::new()));
     // It evaluates the join dynamic filters that filter pushdown could not
     // place below aggregates grouped by the join keys: so it runs after the
     // last filter pushdown, which places the dynamic filters, and which no
@@ -73,7 +82,8 @@ mod tests {
             .rules
             .iter()
             .map(|rule| match rule.name() {
-                name @ ("JoinDynamicFilterBelowAggregates"
+                name @ ("DeduplicateExistenceSide"
+                | "JoinDynamicFilterBelowAggregates"
                 | "StreamSingleJoinMatches") => format!("{name} (fork)"),
                 name => name.to_string(),
             })
@@ -87,6 +97,7 @@ mod tests {
         WindowTopN
         EnsureRequirements
         CombinePartialFinalAggregate
+        DeduplicateExistenceSide (fork)
         OptimizeAggregateOrder
         ProjectionPushdown
         OutputRequirements
