@@ -42,6 +42,13 @@
 //! (The parentheses above show the trees; a query that writes them keeps
 //! its meaning.) The rotated tree prints as the SQL typed, so column labels
 //! are unchanged.
+//!
+//! The planner does this to each statement and expression it is given, not
+//! the parser alone, so that a statement a program parsed with sqlparser
+//! itself is read right too. A tree built by hand with an operator of
+//! lower precedence as a right operand, and no `Nested` around it, is read
+//! as it prints (`a AND b OR c`), as DataFusion's unparser, which writes
+//! such operands nested, never builds.
 
 use std::ops::ControlFlow;
 
@@ -158,10 +165,11 @@ fn swallowed_operand(expr: &SQLExpr) -> bool {
 /// `expr` with its swallowed operand's operator lifted above it: the
 /// operand's leftmost operand takes the operand's place in `expr`, and the
 /// result takes that operand's place in the lifted operator.
+#[cfg_attr(feature = "recursive_protection", recursive::recursive)]
 fn rotated(expr: SQLExpr) -> SQLExpr {
+    type Rebuild = Box<dyn FnOnce(SQLExpr) -> SQLExpr>;
     // The operator swallowed, and `expr` with a hole where it was
-    let (swallowed, rebuild): (SQLExpr, Box<dyn FnOnce(SQLExpr) -> SQLExpr>) = match expr
-    {
+    let (swallowed, rebuild): (SQLExpr, Rebuild) = match expr {
         SQLExpr::BinaryOp { left, op, right } => (
             *right,
             Box::new(move |right| SQLExpr::BinaryOp {
@@ -187,38 +195,40 @@ fn rotated(expr: SQLExpr) -> SQLExpr {
         ),
         other => return other,
     };
-    // The swallowed operator's leftmost operand goes back into `expr`,
-    // which may in turn have swallowed part of it
-    let lifted_over = |leftmost: SQLExpr| {
-        let mut inner = rebuild(leftmost);
-        if swallowed_operand(&inner) {
-            inner = rotated(inner);
-        }
-        Box::new(inner)
+    // The swallowed operator's leftmost operand, and the operator with a
+    // hole there
+    type Reassemble = Box<dyn FnOnce(Box<SQLExpr>) -> SQLExpr>;
+    let (leftmost, reassemble): (SQLExpr, Reassemble) = match swallowed {
+        SQLExpr::BinaryOp { left, op, right } => (
+            *left,
+            Box::new(move |left| SQLExpr::BinaryOp { left, op, right }),
+        ),
+        SQLExpr::IsDistinctFrom(left, right) => (
+            *left,
+            Box::new(move |left| SQLExpr::IsDistinctFrom(left, right)),
+        ),
+        SQLExpr::IsNotDistinctFrom(left, right) => (
+            *left,
+            Box::new(move |left| SQLExpr::IsNotDistinctFrom(left, right)),
+        ),
+        SQLExpr::IsNull(operand) => (*operand, Box::new(SQLExpr::IsNull)),
+        SQLExpr::IsNotNull(operand) => (*operand, Box::new(SQLExpr::IsNotNull)),
+        SQLExpr::IsTrue(operand) => (*operand, Box::new(SQLExpr::IsTrue)),
+        SQLExpr::IsNotTrue(operand) => (*operand, Box::new(SQLExpr::IsNotTrue)),
+        SQLExpr::IsFalse(operand) => (*operand, Box::new(SQLExpr::IsFalse)),
+        SQLExpr::IsNotFalse(operand) => (*operand, Box::new(SQLExpr::IsNotFalse)),
+        SQLExpr::IsUnknown(operand) => (*operand, Box::new(SQLExpr::IsUnknown)),
+        SQLExpr::IsNotUnknown(operand) => (*operand, Box::new(SQLExpr::IsNotUnknown)),
+        // `swallowed_operand` admits no other operator; put it back as it was
+        other => return rebuild(other),
     };
-    match swallowed {
-        SQLExpr::BinaryOp { left, op, right } => SQLExpr::BinaryOp {
-            left: lifted_over(*left),
-            op,
-            right,
-        },
-        SQLExpr::IsDistinctFrom(left, right) => {
-            SQLExpr::IsDistinctFrom(lifted_over(*left), right)
-        }
-        SQLExpr::IsNotDistinctFrom(left, right) => {
-            SQLExpr::IsNotDistinctFrom(lifted_over(*left), right)
-        }
-        SQLExpr::IsNull(operand) => SQLExpr::IsNull(lifted_over(*operand)),
-        SQLExpr::IsNotNull(operand) => SQLExpr::IsNotNull(lifted_over(*operand)),
-        SQLExpr::IsTrue(operand) => SQLExpr::IsTrue(lifted_over(*operand)),
-        SQLExpr::IsNotTrue(operand) => SQLExpr::IsNotTrue(lifted_over(*operand)),
-        SQLExpr::IsFalse(operand) => SQLExpr::IsFalse(lifted_over(*operand)),
-        SQLExpr::IsNotFalse(operand) => SQLExpr::IsNotFalse(lifted_over(*operand)),
-        SQLExpr::IsUnknown(operand) => SQLExpr::IsUnknown(lifted_over(*operand)),
-        SQLExpr::IsNotUnknown(operand) => SQLExpr::IsNotUnknown(lifted_over(*operand)),
-        // `swallowed_operand` admits no other operator
-        other => *lifted_over(other),
+    // The leftmost operand goes back into `expr`, which may in turn have
+    // swallowed part of it
+    let mut inner = rebuild(leftmost);
+    if swallowed_operand(&inner) {
+        inner = rotated(inner);
     }
+    reassemble(Box::new(inner))
 }
 
 fn placeholder() -> SQLExpr {
