@@ -396,6 +396,19 @@ mod tests {
         )
     }
 
+    /// `inner` joined to `outer` on `k`, filtered by `inner.x < outer.y`:
+    /// `EXISTS (SELECT 1 FROM inner WHERE inner.k = outer.k AND inner.x <
+    /// outer.y)` with the inner side built.
+    fn tested_join(
+        inner: Arc<dyn ExecutionPlan>,
+        outer: Arc<dyn ExecutionPlan>,
+        join_type: JoinType,
+        mode: PartitionMode,
+    ) -> Arc<dyn ExecutionPlan> {
+        let filter = less_than((&inner, "x"), (&outer, "y"));
+        hash_join(inner, outer, ("k", "k"), Some(filter), join_type, mode)
+    }
+
     /// The optimized plan, and each join's filter column indices, which the
     /// plan's display does not show.
     fn optimized_with(plan: Arc<dyn ExecutionPlan>, config: &ConfigOptions) -> String {
@@ -434,12 +447,9 @@ mod tests {
         let inner = scan(&["z", "k", "x"], 2);
         let inner = Arc::new(CoalescePartitionsExec::new(inner)) as _;
         let outer = scan(&["id", "k", "y"], 1);
-        let filter = less_than((&inner, "x"), (&outer, "y"));
-        let plan = hash_join(
+        let plan = tested_join(
             inner,
             outer,
-            ("k", "k"),
-            Some(filter),
             JoinType::RightSemi,
             PartitionMode::CollectLeft,
         );
@@ -464,12 +474,9 @@ mod tests {
         };
         let inner = hashed(scan(&["x", "k", "z"], 1));
         let outer = hashed(scan(&["id", "k", "y"], 1));
-        let filter = less_than((&inner, "x"), (&outer, "y"));
-        let plan = hash_join(
+        let plan = tested_join(
             inner,
             outer,
-            ("k", "k"),
-            Some(filter),
             JoinType::RightMark,
             PartitionMode::Partitioned,
         );
