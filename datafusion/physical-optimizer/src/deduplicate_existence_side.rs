@@ -42,15 +42,13 @@
 //!
 //! A semi join keeps the rows of its output side that match at least one
 //! row of the other side, an anti join those that match none, and a mark
-//! join marks each one with whether it matches (NULL where the comparison
-//! is unknown, for `IN`). Whether a row matches depends on the other side
-//! only through the values the join reads from it: its key columns and the
-//! columns of the filter. Two rows of that side equal in all of those
-//! columns match the same rows, so dropping one of them changes no answer;
-//! NULLs are kept as values, so a side that held a NULL key still does,
-//! and an empty side stays empty (which a null-aware anti join also asks).
-//! The join outputs no column of that side, so its projection is
-//! unchanged.
+//! join marks each one with whether it matches. Whether a row matches
+//! depends on the other side only through the values the join reads from
+//! it: its key columns and the columns of the filter. Two rows of that side
+//! equal in all of those columns match the same rows, so dropping one of
+//! them changes no answer; NULLs are kept as values, so a side that held a
+//! NULL key still does, and an empty side stays empty. The join outputs no
+//! column of that side, so its projection is unchanged.
 //!
 //! Equal must mean the same here: the rule groups only columns whose equal
 //! values have equal bits (not floats, whose `-0.0` the aggregate keeps as
@@ -59,10 +57,11 @@
 //!
 //! The aggregate is a partial one: it needs no second phase, as duplicates
 //! it leaves are harmless, and it stops grouping and passes rows on where
-//! it finds few duplicates (`skip_partial_aggregation_probe_ratio_threshold`),
-//! as on `lineitem`'s order and supplier keys in TPC-H q21. It is placed
-//! below a merge of partitions, to group each partition in parallel, and
-//! nowhere that would change the partitioning the join requires.
+//! it finds few duplicates (`skip_partial_aggregation_probe_ratio_threshold`).
+//! It is placed below a merge of partitions, to group each partition in
+//! parallel, and nowhere that would change the partitioning the join
+//! requires. A tested probe side is left alone (see `tested_build_side`):
+//! grouping it cost more than it saved on TPC-H q21.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
