@@ -75,7 +75,9 @@ pub enum Family {
     Arrays,
     /// `LATERAL` derived tables and `unnest` in `FROM`.
     Lateral,
-    /// Rows compared with rows, lists of rows and row subqueries.
+    /// Rows, written `(a, b)` or `ROW(a, b)`, compared with rows, lists of
+    /// rows and row subqueries (`IN`, and every comparison with `ANY` or
+    /// `ALL`).
     Rows,
     /// Window functions over joins, partitioned and ordered by any names.
     Windows,
@@ -901,13 +903,21 @@ impl RelationalGenerator {
         }
     }
 
-    /// A row compared with a row, a list of rows or a row subquery.
+    /// A row compared with a row, a list of rows or a row subquery (`IN`,
+    /// or any comparison with `ANY` or `ALL`); a row written `(a, b)` or
+    /// `ROW(a, b)`.
     fn row_predicate(&mut self, scope: &mut Scope, depth: usize) -> String {
         let row = |this: &mut Self, scope: &mut Scope| {
-            format!("({}, {})", this.integer(scope, 0), this.integer(scope, 0))
+            let keyword = if this.rng.random_bool(0.25) {
+                "ROW"
+            } else {
+                ""
+            };
+            let (a, b) = (this.integer(scope, 0), this.integer(scope, 0));
+            format!("{keyword}({a}, {b})")
         };
         let left = row(self, scope);
-        let branches = if depth > 0 { 4 } else { 2 };
+        let branches = if depth > 0 { 5 } else { 2 };
         match self.rng.random_range(0..branches) {
             0 => {
                 let op = ["=", "<>", "<", "<=", ">", ">="][self.rng.random_range(0..6)];
@@ -937,7 +947,7 @@ impl RelationalGenerator {
                     format!("{left} {op} (SELECT min({a}), max({b}) FROM {from}{filter})")
                 })
             }
-            _ => {
+            2 => {
                 let not = if self.rng.random_bool(0.4) {
                     " NOT"
                 } else {
@@ -948,6 +958,22 @@ impl RelationalGenerator {
                     let (a, b) = (this.integer(scope, 0), this.integer(scope, 0));
                     let list = select_list(&[a, b]);
                     format!("{left}{not} IN (SELECT {list} FROM {from}{filter})")
+                })
+            }
+            _ => {
+                let op = ["=", "<>", "<", "<=", ">", ">="][self.rng.random_range(0..6)];
+                let quantifier = if self.rng.random_bool(0.5) {
+                    "ANY"
+                } else {
+                    "ALL"
+                };
+                self.in_subquery(scope, |this, scope, from| {
+                    let filter = this.where_clause(scope, depth.saturating_sub(1));
+                    let (a, b) = (this.integer(scope, 0), this.integer(scope, 0));
+                    let list = select_list(&[a, b]);
+                    format!(
+                        "{left} {op} {quantifier} (SELECT {list} FROM {from}{filter})"
+                    )
                 })
             }
         }

@@ -32,7 +32,7 @@ use sqlparser::ast::{Expr as SQLExpr, Query, SelectItem, SetExpr, visit_expressi
 
 use crate::expr::array_subquery::array_subquery;
 use crate::expr::row_comparison::{
-    is_row_comparison, is_row_in_list, is_row_subquery_comparison,
+    is_row_comparison, is_row_in_list, is_row_subquery_comparison, row_compared_with_rows,
 };
 
 /// The SQL text of each item of the outermost `SELECT` list (of the first
@@ -69,16 +69,17 @@ pub(super) fn rewritten_item_texts(query: &Query) -> Vec<Option<String>> {
 fn is_rewritten(expr: &SQLExpr) -> bool {
     visit_expressions(expr, |expr| {
         let rewritten = match expr {
-            SQLExpr::InSubquery { expr, .. } => {
-                matches!(expr.as_ref(), SQLExpr::Tuple(_))
+            SQLExpr::InSubquery { expr, subquery, .. } => {
+                row_compared_with_rows(expr, subquery).is_some()
             }
             SQLExpr::InList { expr, list, .. } => is_row_in_list(expr, list),
             SQLExpr::BinaryOp { left, op, right } => {
                 is_row_comparison(left, op, right)
                     || is_row_subquery_comparison(left, op, right)
             }
-            SQLExpr::AnyOp { left, .. } | SQLExpr::AllOp { left, .. } => {
-                matches!(left.as_ref(), SQLExpr::Tuple(_))
+            SQLExpr::AnyOp { left, right, .. } | SQLExpr::AllOp { left, right, .. } => {
+                matches!(right.as_ref(), SQLExpr::Subquery(subquery)
+                    if row_compared_with_rows(left, subquery).is_some())
             }
             SQLExpr::Function(function) => array_subquery(function).is_some(),
             _ => false,
@@ -113,7 +114,9 @@ mod tests {
         assert_eq!(
             texts(
                 "SELECT a, (a, b) IN (SELECT b, a FROM t x), NOT (a, b) = (1, 2), \
-                 ARRAY(SELECT b FROM t ORDER BY b DESC) AS l, (a, b) IN ((1, 2)), a + 1 \
+                 ARRAY(SELECT b FROM t ORDER BY b DESC) AS l, (a, b) IN ((1, 2)), a + 1, \
+                 ROW(a, b) IN (SELECT b, a FROM t), row(a, b) >= ALL (SELECT b, a FROM t), \
+                 row(a) IN (SELECT b FROM t), row(a, b) = ANY (SELECT s FROM t) \
                  FROM t"
             ),
             vec![
@@ -122,6 +125,10 @@ mod tests {
                 Some("NOT (a, b) = (1, 2)".to_string()),
                 None,
                 Some("(a, b) IN ((1, 2))".to_string()),
+                None,
+                Some("ROW(a, b) IN (SELECT b, a FROM t)".to_string()),
+                Some("row(a, b) >= ALL(SELECT b, a FROM t)".to_string()),
+                None,
                 None,
             ]
         );

@@ -35,8 +35,10 @@
 //! with `<=` as `<` but for the last pair, and `>`, `>=` alike. A row in a
 //! list of rows, `(a, b) IN ((1, 2), (3, 4))`, is the `OR` of its equality
 //! with each (and `NOT IN` its negation), which struct semantics also got
-//! wrong where a value is NULL. A struct value compared with a struct
-//! (`struct(a, b) = s`) keeps its struct semantics.
+//! wrong where a value is NULL. A row may also be written `ROW(a, b)`,
+//! which DataFusion otherwise plans as a struct (`row` is an alias of
+//! `struct`). A struct value compared with a struct (`struct(a, b) = s`,
+//! `ROW(a, b) = s`) keeps its struct semantics.
 
 use std::sync::Arc;
 
@@ -47,11 +49,13 @@ use datafusion_expr::{
 };
 use sqlparser::ast::{
     BinaryOperator, Expr as SQLExpr, FunctionArg, FunctionArgExpr, FunctionArguments,
+    Query, SelectItem, SetExpr,
 };
 
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
 
-/// Whether `left op right` compares two rows written as rows.
+/// Whether `left op right` compares two rows written as rows, `(a, b)` or
+/// `ROW(a, b)`.
 pub(crate) fn is_row_comparison(
     left: &SQLExpr,
     op: &BinaryOperator,
@@ -59,8 +63,8 @@ pub(crate) fn is_row_comparison(
 ) -> bool {
     // Rows of different lengths are left to the struct comparison, which
     // reports them as upstream does
-    matches!((left, right), (SQLExpr::Tuple(left), SQLExpr::Tuple(right))
-        if !left.is_empty() && left.len() == right.len())
+    matches!((row_of_values(left), row_of_values(right)), (Some(left), Some(right))
+        if left.len() == right.len())
         && comparison(op).is_some()
 }
 
@@ -72,11 +76,58 @@ pub(crate) fn is_row_subquery_comparison(
     right: &SQLExpr,
 ) -> bool {
     let row_and_subquery = |row: &SQLExpr, subquery: &SQLExpr| {
-        row_values(row).is_some_and(|values| values.len() > 1)
-            && matches!(subquery, SQLExpr::Subquery(_))
+        matches!(subquery, SQLExpr::Subquery(subquery)
+            if row_compared_with_rows(row, subquery).is_some())
     };
     comparison(op).is_some()
         && (row_and_subquery(left, right) || row_and_subquery(right, left))
+}
+
+/// The values of `row`, where it is a row written as a row that is compared
+/// with the rows of `subquery` (by `=`, `IN`, `< ANY`, ...).
+///
+/// `ROW(a, b)` is also DataFusion's struct constructor (`row` is an alias
+/// of `struct`). Compared with a subquery that selects one column, as in
+/// `row(a, b) = ANY (SELECT s FROM t)`, it stays the struct value upstream
+/// compares with that column (DuckDB's answer; PostgreSQL refuses the query).
+pub(crate) fn row_compared_with_rows(
+    row: &SQLExpr,
+    subquery: &Query,
+) -> Option<Vec<SQLExpr>> {
+    let values = row_of_values(row)?;
+    if matches!(row, SQLExpr::Function(_)) && selects_one_column(subquery) {
+        return None;
+    }
+    Some(values)
+}
+
+/// Whether `query` returns one column, as far as its text says: its first
+/// `SELECT` lists one expression, or its `VALUES` rows hold one value.
+fn selects_one_column(query: &Query) -> bool {
+    let mut body = query.body.as_ref();
+    loop {
+        match body {
+            SetExpr::Select(select) => {
+                return matches!(
+                    select.projection.as_slice(),
+                    [SelectItem::UnnamedExpr(_) | SelectItem::ExprWithAlias { .. }]
+                );
+            }
+            SetExpr::Values(values) => {
+                return values.rows.first().is_some_and(|row| row.len() == 1);
+            }
+            SetExpr::SetOperation { left, .. } => body = left,
+            SetExpr::Query(query) => body = query.body.as_ref(),
+            _ => return false,
+        }
+    }
+}
+
+/// The values of a row of two or more written as a row: `(a, b)` or
+/// `ROW(a, b)`. (`ROW(a)` is left to upstream, as the one-field struct
+/// DataFusion makes of it.)
+fn row_of_values(expr: &SQLExpr) -> Option<Vec<SQLExpr>> {
+    row_values(expr).filter(|values| values.len() > 1)
 }
 
 /// The values of a row written as a row: `(a, b)` or `ROW(a, b)`.
@@ -115,18 +166,17 @@ fn row_values(expr: &SQLExpr) -> Option<Vec<SQLExpr>> {
 /// Whether `expr IN (list)` looks for a row written as a row among rows
 /// written as rows.
 pub(crate) fn is_row_in_list(expr: &SQLExpr, list: &[SQLExpr]) -> bool {
-    let SQLExpr::Tuple(row) = expr else {
+    let Some(row) = row_of_values(expr) else {
         return false;
     };
-    !row.is_empty()
-        && !list.is_empty()
-        && list.iter().all(
-            |other| matches!(other, SQLExpr::Tuple(other) if other.len() == row.len()),
-        )
+    !list.is_empty()
+        && list.iter().all(|other| {
+            row_of_values(other).is_some_and(|other| other.len() == row.len())
+        })
 }
 
 /// The comparison `op` is, if it is one.
-fn comparison(op: &BinaryOperator) -> Option<Operator> {
+pub(super) fn comparison(op: &BinaryOperator) -> Option<Operator> {
     Some(match op {
         BinaryOperator::Eq => Operator::Eq,
         BinaryOperator::NotEq => Operator::NotEq,
@@ -148,12 +198,12 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         schema: &DFSchema,
         planner_context: &mut PlannerContext,
     ) -> Result<Expr> {
-        let (SQLExpr::Tuple(left), SQLExpr::Tuple(right), Some(operator)) =
-            (left, right, comparison(op))
+        let (Some(left), Some(right), Some(operator)) =
+            (row_of_values(&left), row_of_values(&right), comparison(op))
         else {
             return plan_err!("{op} does not compare two rows");
         };
-        if left.is_empty() || left.len() != right.len() {
+        if left.len() != right.len() {
             return plan_err!(
                 "{op} compares a row of {} values with a row of {}",
                 left.len(),
@@ -284,7 +334,10 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
 }
 
 /// The rows of `pairs` compared by `operator`, as SQL defines it.
-fn compare_rows(mut pairs: Vec<(Expr, Expr)>, operator: Operator) -> Result<Expr> {
+pub(super) fn compare_rows(
+    mut pairs: Vec<(Expr, Expr)>,
+    operator: Operator,
+) -> Result<Expr> {
     let compare =
         |(left, right): (Expr, Expr), operator| binary_expr(left, operator, right);
     let Some(last) = pairs.pop() else {

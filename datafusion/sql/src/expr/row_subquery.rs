@@ -16,20 +16,26 @@
 // under the License.
 
 //! A row compared with a subquery: `(a, b) IN (SELECT x, y FROM t)`,
-//! `(a, b) NOT IN (...)`, `(a, b) = ANY (...)`, `(a, b) <> ALL (...)`.
+//! `(a, b) NOT IN (...)`, `(a, b) < ANY (...)`, `ROW(a, b) >= ALL (...)`.
 //!
 //! DataFusion's subquery expressions ([`InSubquery`], [`SetComparison`])
 //! compare one value with a one-column subquery, so a row on the left is
-//! planned as what SQL defines it to be. Two rows are equal when each pair of
-//! their values is (`a = x AND b = y`, in three-valued logic), and
-//! `r = ANY (S)` is the `OR` of `r = s` over the rows `s` of `S`: true when
-//! some row is equal, otherwise NULL when some comparison is NULL, otherwise
-//! false (also for an empty `S`). Written with two `EXISTS`:
+//! planned as what SQL defines it to be. Two rows compare pair by pair (see
+//! [`row_comparison`](super::row_comparison): `(a, b) = (x, y)` is `a = x
+//! AND b = y`, `(a, b) < (x, y)` is decided by the first pair that is not
+//! equal), and `r op ANY (S)` is the `OR` of `r op s` over the rows `s` of
+//! `S`: true when some comparison is true, otherwise NULL when some is NULL,
+//! otherwise false (also for an empty `S`). `r op ALL (S)` is the `AND`:
+//! false when some comparison is false, otherwise NULL when some is NULL,
+//! otherwise true. Each is written with two `EXISTS`:
 //!
 //! ```text
-//! CASE WHEN EXISTS (SELECT 1 FROM S WHERE r = s) THEN true
-//!      WHEN EXISTS (SELECT 1 FROM S WHERE (r = s) IS NULL) THEN NULL
-//!      ELSE false END
+//! r op ANY (S)   CASE WHEN EXISTS (SELECT 1 FROM S WHERE r op s) THEN true
+//!                     WHEN EXISTS (SELECT 1 FROM S WHERE (r op s) IS NULL) THEN NULL
+//!                     ELSE false END
+//! r op ALL (S)   CASE WHEN EXISTS (SELECT 1 FROM S WHERE NOT (r op s)) THEN false
+//!                     WHEN EXISTS (SELECT 1 FROM S WHERE (r op s) IS NULL) THEN NULL
+//!                     ELSE true END
 //! ```
 //!
 //! `r IN (S)` is `r = ANY (S)`; `r NOT IN (S)` and `r <> ALL (S)` are its
@@ -41,12 +47,13 @@
 //! [`InSubquery`]: datafusion_expr::expr::InSubquery
 //! [`SetComparison`]: datafusion_expr::expr::SetComparison
 
+use super::row_comparison::{compare_rows, comparison};
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
 use datafusion_common::tree_node::{Transformed, TreeNode};
 use datafusion_common::{DFSchema, Result, ScalarValue, Spans, not_impl_err, plan_err};
 use datafusion_expr::expr::{Exists, SetQuantifier};
 use datafusion_expr::{
-    Expr, LogicalPlan, LogicalPlanBuilder, Subquery, and, lit, not, when,
+    Expr, LogicalPlan, LogicalPlanBuilder, Operator, Subquery, lit, not, when,
 };
 use sqlparser::ast::{BinaryOperator, Expr as SQLExpr, Query};
 use std::sync::Arc;
@@ -61,8 +68,16 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         input_schema: &DFSchema,
         planner_context: &mut PlannerContext,
     ) -> Result<Expr> {
-        let equal_to_any =
-            self.row_equal_to_any(row, subquery, "IN", input_schema, planner_context)?;
+        let written = if negated { "NOT IN" } else { "IN" };
+        let equal_to_any = self.row_compared_with_each(
+            row,
+            subquery,
+            Operator::Eq,
+            SetQuantifier::Any,
+            written,
+            input_schema,
+            planner_context,
+        )?;
         Ok(if negated {
             not(equal_to_any)
         } else {
@@ -70,8 +85,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         })
     }
 
-    /// `(v1, ..., vn) <op> ANY | ALL (subquery)`: `= ANY` and `<> ALL`, the
-    /// two that are `IN` and `NOT IN`.
+    /// `(v1, ..., vn) <op> ANY | ALL (subquery)`.
     pub(super) fn parse_row_set_comparison_subquery(
         &self,
         row: Vec<SQLExpr>,
@@ -81,35 +95,47 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         input_schema: &DFSchema,
         planner_context: &mut PlannerContext,
     ) -> Result<Expr> {
-        match (compare_op, quantifier) {
-            (BinaryOperator::Eq, SetQuantifier::Any) => self.row_equal_to_any(
-                row,
-                subquery,
-                "= ANY",
-                input_schema,
-                planner_context,
-            ),
-            (BinaryOperator::NotEq, SetQuantifier::All) => Ok(not(self
-                .row_equal_to_any(
+        let Some(operator) = comparison(compare_op) else {
+            return not_impl_err!(
+                "A row compared with a subquery by {compare_op} {quantifier}: \
+                 a row is compared by =, <>, <, <=, > or >="
+            );
+        };
+        let written = format!("{compare_op} {quantifier}");
+        match (operator, quantifier) {
+            // `NOT IN`, as the module doc says
+            (Operator::NotEq, SetQuantifier::All) => Ok(not(self
+                .row_compared_with_each(
                     row,
                     subquery,
-                    "<> ALL",
+                    Operator::Eq,
+                    SetQuantifier::Any,
+                    &written,
                     input_schema,
                     planner_context,
                 )?)),
-            _ => not_impl_err!(
-                "A row compared with a subquery by {compare_op} {quantifier}: \
-                 a row is compared with a subquery only by IN, NOT IN, = ANY and <> ALL"
+            (operator, quantifier) => self.row_compared_with_each(
+                row,
+                subquery,
+                operator,
+                quantifier,
+                &written,
+                input_schema,
+                planner_context,
             ),
         }
     }
 
-    /// `row = ANY (subquery)`, as the module doc writes it.
-    fn row_equal_to_any(
+    /// `row <operator> ANY | ALL (subquery)`, as the module doc writes it;
+    /// `written` is the comparison as the SQL wrote it, for errors.
+    #[expect(clippy::too_many_arguments)]
+    fn row_compared_with_each(
         &self,
         row: Vec<SQLExpr>,
         subquery: Query,
-        operator: &str,
+        operator: Operator,
+        quantifier: SetQuantifier,
+        written: &str,
         input_schema: &DFSchema,
         planner_context: &mut PlannerContext,
     ) -> Result<Expr> {
@@ -121,30 +147,37 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         let columns = sub_plan.schema().columns();
         if columns.len() != row.len() {
             return plan_err!(
-                "{operator} compares a row of {} values with a subquery of {} column{}",
+                "{written} compares a row of {} values with a subquery of {} column{}",
                 row.len(),
                 columns.len(),
                 if columns.len() == 1 { "" } else { "s" }
             );
         }
-        let mut rows_equal = None;
+        let mut pairs = Vec::with_capacity(row.len());
         for (value, column) in row.into_iter().zip(columns) {
             let value = self.sql_to_expr(value, input_schema, planner_context)?;
-            let equal = as_outer_reference(value, input_schema)?.eq(Expr::Column(column));
-            rows_equal = Some(match rows_equal {
-                None => equal,
-                Some(so_far) => and(so_far, equal),
-            });
+            pairs.push((
+                as_outer_reference(value, input_schema)?,
+                Expr::Column(column),
+            ));
         }
-        let Some(rows_equal) = rows_equal else {
-            return plan_err!("{operator} compares an empty row with a subquery");
-        };
+        let compared = compare_rows(pairs, operator)?;
 
-        let some_row_equal = exists_where(&sub_plan, rows_equal.clone())?;
-        let some_row_unknown = exists_where(&sub_plan, rows_equal.is_null())?;
-        when(some_row_equal, lit(true))
-            .when(some_row_unknown, lit(ScalarValue::Boolean(None)))
-            .otherwise(lit(false))
+        let some_unknown = exists_where(&sub_plan, compared.clone().is_null())?;
+        match quantifier {
+            SetQuantifier::Any => {
+                let some_true = exists_where(&sub_plan, compared)?;
+                when(some_true, lit(true))
+                    .when(some_unknown, lit(ScalarValue::Boolean(None)))
+                    .otherwise(lit(false))
+            }
+            SetQuantifier::All => {
+                let some_false = exists_where(&sub_plan, not(compared))?;
+                when(some_false, lit(false))
+                    .when(some_unknown, lit(ScalarValue::Boolean(None)))
+                    .otherwise(lit(true))
+            }
+        }
     }
 }
 
