@@ -192,14 +192,14 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
     /// `left op right`, two rows compared (see [`is_row_comparison`]).
     pub(super) fn plan_row_comparison(
         &self,
-        left: SQLExpr,
+        left: &SQLExpr,
         op: &BinaryOperator,
-        right: SQLExpr,
+        right: &SQLExpr,
         schema: &DFSchema,
         planner_context: &mut PlannerContext,
     ) -> Result<Expr> {
         let (Some(left), Some(right), Some(operator)) =
-            (row_of_values(&left), row_of_values(&right), comparison(op))
+            (row_of_values(left), row_of_values(right), comparison(op))
         else {
             return plan_err!("{op} does not compare two rows");
         };
@@ -210,14 +210,41 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
                 right.len()
             );
         }
-        let mut pairs = Vec::with_capacity(left.len());
-        for (left, right) in left.into_iter().zip(right) {
-            pairs.push((
-                self.sql_expr_to_logical_expr(left, schema, planner_context)?,
-                self.sql_expr_to_logical_expr(right, schema, planner_context)?,
-            ));
+        let left = self.plan_values(left, schema, planner_context)?;
+        let right = self.plan_values(right, schema, planner_context)?;
+        if !matches!(operator, Operator::Eq | Operator::NotEq) {
+            // Each pair but the last is compared twice
+            refuse_volatile(left.iter().chain(&right), "ordered against a row")?;
         }
-        compare_rows(pairs, operator)
+        compare_rows(left.into_iter().zip(right).collect(), operator)
+    }
+
+    /// The planned `values` of a row.
+    fn plan_values(
+        &self,
+        values: Vec<SQLExpr>,
+        schema: &DFSchema,
+        planner_context: &mut PlannerContext,
+    ) -> Result<Vec<Expr>> {
+        values
+            .into_iter()
+            .map(|value| self.sql_expr_to_logical_expr(value, schema, planner_context))
+            .collect()
+    }
+}
+
+/// Refuses a volatile value (`random()`) in a row that the plan of its
+/// comparison reads more than once, where SQL evaluates it once.
+pub(super) fn refuse_volatile<'a>(
+    values: impl IntoIterator<Item = &'a Expr>,
+    form: &str,
+) -> Result<()> {
+    match values.into_iter().find(|value| value.is_volatile()) {
+        Some(value) => not_impl_err!(
+            "A volatile value in a row {form}: {value}; compute it in a \
+             subquery or a CTE first"
+        ),
+        None => Ok(()),
     }
 }
 
@@ -308,15 +335,24 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         schema: &DFSchema,
         planner_context: &mut PlannerContext,
     ) -> Result<Expr> {
+        let Some(values) = row_of_values(row) else {
+            return plan_err!("IN does not look for a row");
+        };
+        let values = self.plan_values(values, schema, planner_context)?;
+        if list.len() > 1 {
+            // The row is compared with each row of the list
+            refuse_volatile(&values, "in a list of rows")?;
+        }
         let mut equal_to_any = None;
         for other in list {
-            let equal = self.plan_row_comparison(
-                row.clone(),
-                &BinaryOperator::Eq,
-                other,
-                schema,
-                planner_context,
-            )?;
+            let other = row_of_values(&other)
+                .filter(|other| other.len() == values.len())
+                .map_or_else(
+                    || plan_err!("IN looks for a row of {} values", values.len()),
+                    |other| self.plan_values(other, schema, planner_context),
+                )?;
+            let equal =
+                compare_rows(values.iter().cloned().zip(other).collect(), Operator::Eq)?;
             equal_to_any = Some(match equal_to_any {
                 None => equal,
                 Some(so_far) => or(so_far, equal),
@@ -401,6 +437,9 @@ fn outer_value(value: Expr, schema: &DFSchema) -> Result<Expr> {
              by one instead"
         );
     }
+    // The subquery reads it in a comparison of rows, and the rows of the
+    // plan it is decorrelated into
+    refuse_volatile([&value], "compared with a row subquery")?;
     crate::name_scopes::as_outer_reference(value, schema)
 }
 

@@ -47,7 +47,7 @@
 //! [`InSubquery`]: datafusion_expr::expr::InSubquery
 //! [`SetComparison`]: datafusion_expr::expr::SetComparison
 
-use super::row_comparison::{compare_rows, comparison};
+use super::row_comparison::{compare_rows, comparison, refuse_volatile};
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
 use datafusion_common::tree_node::{Transformed, TreeNode};
 use datafusion_common::{DFSchema, Result, ScalarValue, Spans, not_impl_err, plan_err};
@@ -209,6 +209,8 @@ fn as_outer_reference(value: Expr, outer_schema: &DFSchema) -> Result<Expr> {
             "An aggregate or window function inside a row compared with a subquery: {value}"
         );
     }
+    // Each `EXISTS` reads it, for each row of the subquery
+    refuse_volatile([&value], "compared with a subquery")?;
     value
         .transform_up(|e| match e {
             Expr::Column(column) => {
