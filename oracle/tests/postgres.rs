@@ -76,18 +76,21 @@ const KNOWN_REFUSALS: &[&str] = &[
     "Projections require unique expression names",
 ];
 
-/// Whether `sql`, which the fork's parser refused, parses with a recursion
-/// limit 20 times the default (on a thread with the stack that needs).
+/// Whether `sql` fails to parse with the default recursion limit and
+/// parses with one 20 times that (on a thread with the stack that needs).
 fn parses_nested_deeper(sql: &str) -> bool {
     let sql = sql.to_string();
     std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || {
-            DFParserBuilder::new(sql.as_str())
-                .with_recursion_limit(1000)
-                .build()
-                .and_then(|mut parser| parser.parse_statements())
-                .is_ok()
+            let parses = |limit| {
+                DFParserBuilder::new(sql.as_str())
+                    .with_recursion_limit(limit)
+                    .build()
+                    .and_then(|mut parser| parser.parse_statements())
+                    .is_ok()
+            };
+            !parses(50) && parses(1000)
         })
         .expect("a parser thread starts")
         .join()

@@ -62,9 +62,12 @@ mod tests {
     use crate::expressions::{CastExpr, Column, col};
     use crate::{EquivalenceProperties, Partitioning};
 
+    /// A schema, a column of it and an expression of another column.
+    type ColumnAndExpression = (SchemaRef, Arc<dyn PhysicalExpr>, Arc<dyn PhysicalExpr>);
+
     /// `v`, `c` and `CAST(c AS Int32)`, `v` equal to the cast as a filter
     /// `CAST(c AS Int32) = v` makes it, and the projection that keeps `c`.
-    fn filtered() -> Result<(SchemaRef, Arc<dyn PhysicalExpr>, Arc<dyn PhysicalExpr>)> {
+    fn filtered() -> Result<ColumnAndExpression> {
         let schema = Arc::new(Schema::new(vec![
             Field::new("v", DataType::Int32, true),
             Field::new("c", DataType::Int64, false),
