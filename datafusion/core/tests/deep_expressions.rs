@@ -42,8 +42,14 @@ const SMALL_STACK: usize = 1024 * 1024;
 /// Runs `statements` in a new session on a thread of [`SMALL_STACK`] bytes,
 /// and returns the last one's result as a table.
 fn run_on_small_stack(statements: Vec<String>) -> Result<String> {
+    run_on_stack(SMALL_STACK, statements)
+}
+
+/// Runs `statements` as [`run_on_small_stack`] does, on a thread of
+/// `stack_size` bytes.
+fn run_on_stack(stack_size: usize, statements: Vec<String>) -> Result<String> {
     thread::Builder::new()
-        .stack_size(SMALL_STACK)
+        .stack_size(stack_size)
         .spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .build()
@@ -173,6 +179,60 @@ fn nested_casts_in_update_from() -> Result<()> {
         | 3  | -1  | [2, 1, -1] |
         |    |     | [, ]       |
         +----+-----+------------+
+        ");
+    Ok(())
+}
+
+/// A query of the randomized PostgreSQL differential test that overflowed a
+/// tokio worker's stack in a debug build: a row of deeply nested values
+/// compared with a row subquery. Each comparison the SQL planner met was
+/// asked whether it compared rows, and the answer cloned the row's values,
+/// a recursion as deep as the values outside the planner's stack growth.
+/// The rows after are PostgreSQL 15's.
+#[test]
+fn nested_values_in_a_row_compared_with_a_subquery() -> Result<()> {
+    let statements: Vec<String> = vec![
+        "CREATE TABLE t1 (k INT, v INT, s VARCHAR) AS VALUES (1, 2, 'a'), (NULL, 3, 'b'), \
+         (2, 2, 'c')"
+            .into(),
+        "CREATE TABLE t3 (k INT, w INT, a INT[]) AS VALUES (1, 2, [1, 2]), (2, NULL, NULL), \
+         (3, 1, [3])"
+            .into(),
+        "SELECT t3.w AS c1 FROM t3 CROSS JOIN t1 CROSS JOIN t3 AS x1 WHERE ((NULLIF(v, \
+         CAST(NULLIF(COALESCE(x1.k, 2), CAST(CASE WHEN CASE t1.v WHEN 3 THEN \
+         CAST((CAST(GREATEST(CAST(CASE t3.k WHEN 3 THEN t1.k WHEN 1 THEN (3 / \
+         NULLIF(t1.v, 0)) ELSE CAST(CASE WHEN CASE WHEN x1.w = LEAST(CAST((t3.k / \
+         NULLIF(CAST(CASE WHEN (CASE WHEN t1.v <= t1.v THEN (x1.k + NULLIF(t1.v, \
+         CAST(NULLIF(CAST(LEAST(1, CAST(cardinality(t3.a) AS INT)) AS INT), (x1.k - \
+         t1.v)) AS INT))) ELSE t3.w END, v) = (t3.w, x1.k) THEN t3.w ELSE t3.w END AS \
+         INT), 0)) AS INT), x1.k) THEN t3.k ELSE t3.w END = t1.k THEN t3.w ELSE t1.v \
+         END AS INT) END AS INT), x1.k) AS INT) / NULLIF(v, 0)) AS INT) WHEN 1 THEN \
+         x1.k END BETWEEN t1.v AND t1.v THEN v ELSE t3.w END AS INT)) AS INT)), v) IN \
+         (SELECT t1.v AS c1, t1.k AS c2 FROM t3 WHERE v = t1.k)) ORDER BY 1"
+            .into(),
+    ];
+    let result = run_on_small_stack(statements.clone())?;
+    // Where the clone overflowed depends on where the planner last grew
+    // its stack: try stacks of many sizes
+    for kib in (512..=2048).step_by(32) {
+        assert_eq!(
+            run_on_stack(kib * 1024, statements.clone())?,
+            result,
+            "{kib} KiB"
+        );
+    }
+    insta::assert_snapshot!(result, @r"
+        +----+
+        | c1 |
+        +----+
+        | 1  |
+        | 1  |
+        | 2  |
+        | 2  |
+        | 2  |
+        |    |
+        |    |
+        +----+
         ");
     Ok(())
 }

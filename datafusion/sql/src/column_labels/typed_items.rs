@@ -32,7 +32,8 @@ use sqlparser::ast::{Expr as SQLExpr, Query, SelectItem, SetExpr, visit_expressi
 
 use crate::expr::array_subquery::array_subquery;
 use crate::expr::row_comparison::{
-    is_row_comparison, is_row_in_list, is_row_subquery_comparison, row_compared_with_rows,
+    is_row_between, is_row_compared_with_rows, is_row_comparison, is_row_in_list,
+    is_row_subquery_comparison,
 };
 
 /// The SQL text of each item of the outermost `SELECT` list (of the first
@@ -70,16 +71,19 @@ fn is_rewritten(expr: &SQLExpr) -> bool {
     visit_expressions(expr, |expr| {
         let rewritten = match expr {
             SQLExpr::InSubquery { expr, subquery, .. } => {
-                row_compared_with_rows(expr, subquery).is_some()
+                is_row_compared_with_rows(expr, subquery)
             }
             SQLExpr::InList { expr, list, .. } => is_row_in_list(expr, list),
+            SQLExpr::Between {
+                expr, low, high, ..
+            } => is_row_between(expr, low, high),
             SQLExpr::BinaryOp { left, op, right } => {
                 is_row_comparison(left, op, right)
                     || is_row_subquery_comparison(left, op, right)
             }
             SQLExpr::AnyOp { left, right, .. } | SQLExpr::AllOp { left, right, .. } => {
                 matches!(right.as_ref(), SQLExpr::Subquery(subquery)
-                    if row_compared_with_rows(left, subquery).is_some())
+                    if is_row_compared_with_rows(left, subquery))
             }
             SQLExpr::Function(function) => array_subquery(function).is_some(),
             _ => false,
@@ -116,7 +120,8 @@ mod tests {
                 "SELECT a, (a, b) IN (SELECT b, a FROM t x), NOT (a, b) = (1, 2), \
                  ARRAY(SELECT b FROM t ORDER BY b DESC) AS l, (a, b) IN ((1, 2)), a + 1, \
                  ROW(a, b) IN (SELECT b, a FROM t), row(a, b) >= ALL (SELECT b, a FROM t), \
-                 row(a) IN (SELECT b FROM t), row(a, b) = ANY (SELECT s FROM t) \
+                 row(a) IN (SELECT b FROM t), row(a, b) = ANY (SELECT s FROM t), \
+                 (a, b) NOT BETWEEN ROW(1, 2) AND (3, 4), (a, b) BETWEEN s AND (3, 4) \
                  FROM t"
             ),
             vec![
@@ -129,6 +134,8 @@ mod tests {
                 Some("ROW(a, b) IN (SELECT b, a FROM t)".to_string()),
                 Some("row(a, b) >= ALL(SELECT b, a FROM t)".to_string()),
                 None,
+                None,
+                Some("(a, b) NOT BETWEEN ROW(1, 2) AND (3, 4)".to_string()),
                 None,
             ]
         );

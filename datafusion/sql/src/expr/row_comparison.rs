@@ -35,7 +35,9 @@
 //! with `<=` as `<` but for the last pair, and `>`, `>=` alike. A row in a
 //! list of rows, `(a, b) IN ((1, 2), (3, 4))`, is the `OR` of its equality
 //! with each (and `NOT IN` its negation), which struct semantics also got
-//! wrong where a value is NULL. A row may also be written `ROW(a, b)`,
+//! wrong where a value is NULL. `r BETWEEN low AND high` over rows is
+//! `r >= low AND r <= high` (and `NOT BETWEEN` its negation), each an
+//! ordering of rows as above. A row may also be written `ROW(a, b)`,
 //! which DataFusion otherwise plans as a struct (`row` is an alias of
 //! `struct`). A struct value compared with a struct (`struct(a, b) = s`,
 //! `ROW(a, b) = s`) keeps its struct semantics.
@@ -77,28 +79,22 @@ pub(crate) fn is_row_subquery_comparison(
 ) -> bool {
     let row_and_subquery = |row: &SQLExpr, subquery: &SQLExpr| {
         matches!(subquery, SQLExpr::Subquery(subquery)
-            if row_compared_with_rows(row, subquery).is_some())
+            if is_row_compared_with_rows(row, subquery))
     };
     comparison(op).is_some()
         && (row_and_subquery(left, right) || row_and_subquery(right, left))
 }
 
-/// The values of `row`, where it is a row written as a row that is compared
-/// with the rows of `subquery` (by `=`, `IN`, `< ANY`, ...).
+/// Whether `row` is a row written as a row that is compared with the rows
+/// of `subquery` (by `=`, `IN`, `< ANY`, ...).
 ///
 /// `ROW(a, b)` is also DataFusion's struct constructor (`row` is an alias
 /// of `struct`). Compared with a subquery that selects one column, as in
 /// `row(a, b) = ANY (SELECT s FROM t)`, it stays the struct value upstream
 /// compares with that column (DuckDB's answer; PostgreSQL refuses the query).
-pub(crate) fn row_compared_with_rows(
-    row: &SQLExpr,
-    subquery: &Query,
-) -> Option<Vec<SQLExpr>> {
-    let values = row_of_values(row)?;
-    if matches!(row, SQLExpr::Function(_)) && selects_one_column(subquery) {
-        return None;
-    }
-    Some(values)
+pub(crate) fn is_row_compared_with_rows(row: &SQLExpr, subquery: &Query) -> bool {
+    row_of_values(row).is_some()
+        && !(matches!(row, SQLExpr::Function(_)) && selects_one_column(subquery))
 }
 
 /// Whether `query` returns one column, as far as its text says: its first
@@ -126,14 +122,18 @@ fn selects_one_column(query: &Query) -> bool {
 /// The values of a row of two or more written as a row: `(a, b)` or
 /// `ROW(a, b)`. (`ROW(a)` is left to upstream, as the one-field struct
 /// DataFusion makes of it.)
-fn row_of_values(expr: &SQLExpr) -> Option<Vec<SQLExpr>> {
+///
+/// The values are borrowed: the planner asks this of every comparison it
+/// meets, and cloning a deeply nested value each time needs a stack as
+/// deep as the value, outside the planner's stack growth.
+fn row_of_values(expr: &SQLExpr) -> Option<Vec<&SQLExpr>> {
     row_values(expr).filter(|values| values.len() > 1)
 }
 
 /// The values of a row written as a row: `(a, b)` or `ROW(a, b)`.
-fn row_values(expr: &SQLExpr) -> Option<Vec<SQLExpr>> {
+fn row_values(expr: &SQLExpr) -> Option<Vec<&SQLExpr>> {
     match expr {
-        SQLExpr::Tuple(values) => Some(values.clone()),
+        SQLExpr::Tuple(values) => Some(values.iter().collect()),
         SQLExpr::Function(function)
             if function.name.0.len() == 1
                 && function.name.0[0]
@@ -152,13 +152,31 @@ fn row_values(expr: &SQLExpr) -> Option<Vec<SQLExpr>> {
             list.args
                 .iter()
                 .map(|arg| match arg {
-                    FunctionArg::Unnamed(FunctionArgExpr::Expr(expr)) => {
-                        Some(expr.clone())
-                    }
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(expr)) => Some(expr),
                     _ => None,
                 })
                 .collect()
         }
+        _ => None,
+    }
+}
+
+/// The values of `row`, taken out of it, where [`row_values`] finds them.
+pub(super) fn into_row_values(row: SQLExpr) -> Option<Vec<SQLExpr>> {
+    row_values(&row)?;
+    match row {
+        SQLExpr::Tuple(values) => Some(values),
+        SQLExpr::Function(function) => match function.args {
+            FunctionArguments::List(list) => list
+                .args
+                .into_iter()
+                .map(|arg| match arg {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(expr)) => Some(expr),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -173,6 +191,13 @@ pub(crate) fn is_row_in_list(expr: &SQLExpr, list: &[SQLExpr]) -> bool {
         && list.iter().all(|other| {
             row_of_values(other).is_some_and(|other| other.len() == row.len())
         })
+}
+
+/// Whether `expr [NOT] BETWEEN low AND high` orders rows written as rows.
+pub(crate) fn is_row_between(expr: &SQLExpr, low: &SQLExpr, high: &SQLExpr) -> bool {
+    [expr, low, high]
+        .into_iter()
+        .all(|row| row_of_values(row).is_some())
 }
 
 /// The comparison `op` is, if it is one.
@@ -192,15 +217,17 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
     /// `left op right`, two rows compared (see [`is_row_comparison`]).
     pub(super) fn plan_row_comparison(
         &self,
-        left: &SQLExpr,
+        left: SQLExpr,
         op: &BinaryOperator,
-        right: &SQLExpr,
+        right: SQLExpr,
         schema: &DFSchema,
         planner_context: &mut PlannerContext,
     ) -> Result<Expr> {
-        let (Some(left), Some(right), Some(operator)) =
-            (row_of_values(left), row_of_values(right), comparison(op))
-        else {
+        let (Some(left), Some(right), Some(operator)) = (
+            into_row_values(left),
+            into_row_values(right),
+            comparison(op),
+        ) else {
             return plan_err!("{op} does not compare two rows");
         };
         if left.len() != right.len() {
@@ -217,6 +244,49 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
             refuse_volatile(left.iter().chain(&right), "ordered against a row")?;
         }
         compare_rows(left.into_iter().zip(right).collect(), operator)
+    }
+
+    /// `row [NOT] BETWEEN low AND high` (see [`is_row_between`]): `row >=
+    /// low AND row <= high`, negated for `NOT BETWEEN`.
+    pub(super) fn plan_row_between(
+        &self,
+        row: SQLExpr,
+        low: SQLExpr,
+        high: SQLExpr,
+        negated: bool,
+        schema: &DFSchema,
+        planner_context: &mut PlannerContext,
+    ) -> Result<Expr> {
+        let (Some(row), Some(low), Some(high)) = (
+            into_row_values(row),
+            into_row_values(low),
+            into_row_values(high),
+        ) else {
+            return plan_err!("BETWEEN does not order rows");
+        };
+        let row = self.plan_values(row, schema, planner_context)?;
+        let low = self.plan_values(low, schema, planner_context)?;
+        let high = self.plan_values(high, schema, planner_context)?;
+        if low.len() != row.len() || high.len() != row.len() {
+            return plan_err!(
+                "BETWEEN orders a row of {} values between rows of {} and {}",
+                row.len(),
+                low.len(),
+                high.len()
+            );
+        }
+        // The row is read by both bounds' comparisons
+        refuse_volatile(row.iter().chain(&low).chain(&high), "ordered by BETWEEN")?;
+        let above_low =
+            compare_rows(row.iter().cloned().zip(low).collect(), Operator::GtEq)?;
+        let below_high =
+            compare_rows(row.into_iter().zip(high).collect(), Operator::LtEq)?;
+        let between = and(above_low, below_high);
+        Ok(if negated {
+            datafusion_expr::not(between)
+        } else {
+            between
+        })
     }
 
     /// The planned `values` of a row.
@@ -280,7 +350,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
             (SQLExpr::Subquery(subquery), row) => (row, subquery, false),
             _ => return plan_err!("{op} does not compare a row with a subquery"),
         };
-        let Some(values) = row_values(&row) else {
+        let Some(values) = into_row_values(row) else {
             return plan_err!("{op} does not compare a row with a subquery");
         };
         let values = values
@@ -329,13 +399,13 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
     /// `row [NOT] IN (rows)` (see [`is_row_in_list`]).
     pub(super) fn plan_row_in_list(
         &self,
-        row: &SQLExpr,
+        row: SQLExpr,
         list: Vec<SQLExpr>,
         negated: bool,
         schema: &DFSchema,
         planner_context: &mut PlannerContext,
     ) -> Result<Expr> {
-        let Some(values) = row_of_values(row) else {
+        let Some(values) = into_row_values(row) else {
             return plan_err!("IN does not look for a row");
         };
         let values = self.plan_values(values, schema, planner_context)?;
@@ -345,7 +415,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
         }
         let mut equal_to_any = None;
         for other in list {
-            let other = row_of_values(&other)
+            let other = into_row_values(other)
                 .filter(|other| other.len() == values.len())
                 .map_or_else(
                     || plan_err!("IN looks for a row of {} values", values.len()),

@@ -47,7 +47,7 @@
 //! [`InSubquery`]: datafusion_expr::expr::InSubquery
 //! [`SetComparison`]: datafusion_expr::expr::SetComparison
 
-use super::row_comparison::{compare_rows, comparison, refuse_volatile};
+use super::row_comparison::{compare_rows, comparison, into_row_values, refuse_volatile};
 use crate::planner::{ContextProvider, PlannerContext, SqlToRel};
 use datafusion_common::tree_node::{Transformed, TreeNode};
 use datafusion_common::{DFSchema, Result, ScalarValue, Spans, not_impl_err, plan_err};
@@ -62,13 +62,16 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
     /// `(v1, ..., vn) [NOT] IN (subquery)`.
     pub(super) fn parse_row_in_subquery(
         &self,
-        row: Vec<SQLExpr>,
+        row: SQLExpr,
         subquery: Query,
         negated: bool,
         input_schema: &DFSchema,
         planner_context: &mut PlannerContext,
     ) -> Result<Expr> {
         let written = if negated { "NOT IN" } else { "IN" };
+        let Some(row) = into_row_values(row) else {
+            return plan_err!("{written} does not compare a row with a subquery");
+        };
         let equal_to_any = self.row_compared_with_each(
             row,
             subquery,
@@ -88,7 +91,7 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
     /// `(v1, ..., vn) <op> ANY | ALL (subquery)`.
     pub(super) fn parse_row_set_comparison_subquery(
         &self,
-        row: Vec<SQLExpr>,
+        row: SQLExpr,
         subquery: Query,
         compare_op: &BinaryOperator,
         quantifier: SetQuantifier,
@@ -102,6 +105,9 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
             );
         };
         let written = format!("{compare_op} {quantifier}");
+        let Some(row) = into_row_values(row) else {
+            return plan_err!("{written} does not compare a row with a subquery");
+        };
         match (operator, quantifier) {
             // `NOT IN`, as the module doc says
             (Operator::NotEq, SetQuantifier::All) => Ok(not(self
