@@ -75,9 +75,9 @@ pub enum Family {
     Arrays,
     /// `LATERAL` derived tables and `unnest` in `FROM`.
     Lateral,
-    /// Rows, written `(a, b)` or `ROW(a, b)`, compared with rows, lists of
-    /// rows and row subqueries (`IN`, and every comparison with `ANY` or
-    /// `ALL`).
+    /// Rows, written `(a, b)` or `ROW(a, b)`, compared with rows, ordered
+    /// by `BETWEEN` two rows, looked for in lists of rows and row
+    /// subqueries (`IN`, and every comparison with `ANY` or `ALL`).
     Rows,
     /// Window functions over joins, partitioned and ordered by any names.
     Windows,
@@ -919,6 +919,15 @@ impl RelationalGenerator {
         let left = row(self, scope);
         let branches = if depth > 0 { 5 } else { 2 };
         match self.rng.random_range(0..branches) {
+            0 if self.rng.random_bool(0.25) => {
+                let not = if self.rng.random_bool(0.4) {
+                    " NOT"
+                } else {
+                    ""
+                };
+                let (low, high) = (row(self, scope), row(self, scope));
+                format!("{left}{not} BETWEEN {low} AND {high}")
+            }
             0 => {
                 let op = ["=", "<>", "<", "<=", ">", ">="][self.rng.random_range(0..6)];
                 let right = row(self, scope);
