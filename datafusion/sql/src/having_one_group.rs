@@ -32,7 +32,7 @@
 //! enclosing query, as in DuckDB's `SELECT 1 FROM t HAVING min(o.v) IS
 //! NULL`, is an outer reference here (see [`crate::outer_aggregates`]).
 
-use datafusion_common::tree_node::TreeNode;
+use datafusion_common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion_common::{DFSchema, Result};
 use datafusion_expr::expr::AggregateFunction;
 use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, lit};
@@ -70,30 +70,43 @@ impl<S: ContextProvider> SqlToRel<'_, S> {
     }
 }
 
-/// Whether `expr` reads a column of `schema`, itself or through a subquery.
+/// Whether `expr` reads a column of `schema`, itself or through a subquery
+/// at any depth. (A subquery lists only its own outer references; one of
+/// an inner subquery's, `(SELECT (SELECT t.k))`, is found in the plan.)
 fn reads_columns_of(expr: &Expr, schema: &DFSchema) -> bool {
-    let read_by_subquery = |outer_refs: &[Expr]| {
-        outer_refs.iter().any(|outer_ref| {
-            matches!(outer_ref, Expr::OuterReferenceColumn(_, column)
-                if schema.has_column(column))
-        })
+    let outer_reference_to_schema = |expr: &Expr| {
+        matches!(expr, Expr::OuterReferenceColumn(_, column)
+            if schema.has_column(column))
     };
-    expr.exists(|expr| {
-        Ok(match expr {
-            Expr::Column(column) => schema.has_column(column),
-            Expr::ScalarSubquery(subquery) => {
-                read_by_subquery(&subquery.outer_ref_columns)
-            }
-            Expr::Exists(exists) => read_by_subquery(&exists.subquery.outer_ref_columns),
-            Expr::InSubquery(in_subquery) => {
-                read_by_subquery(&in_subquery.subquery.outer_ref_columns)
-            }
-            Expr::SetComparison(comparison) => {
-                read_by_subquery(&comparison.subquery.outer_ref_columns)
-            }
-            _ => false,
-        })
+    let read_by_subquery = |plan: &LogicalPlan| {
+        let mut found = false;
+        plan.apply_with_subqueries(|node| {
+            node.apply_expressions(|expr| {
+                found = expr.exists(|expr| Ok(outer_reference_to_schema(expr)))?;
+                Ok(stop_if(found))
+            })?;
+            Ok(stop_if(found))
+        })?;
+        Ok(found)
+    };
+    expr.exists(|expr| match expr {
+        Expr::Column(column) => Ok(schema.has_column(column)),
+        Expr::ScalarSubquery(subquery) => read_by_subquery(&subquery.subquery),
+        Expr::Exists(exists) => read_by_subquery(&exists.subquery.subquery),
+        Expr::InSubquery(in_subquery) => read_by_subquery(&in_subquery.subquery.subquery),
+        Expr::SetComparison(comparison) => {
+            read_by_subquery(&comparison.subquery.subquery)
+        }
+        _ => Ok(false),
     })
-    // The closure never fails
+    // Nothing above fails
     .unwrap_or(true)
+}
+
+fn stop_if(found: bool) -> TreeNodeRecursion {
+    if found {
+        TreeNodeRecursion::Stop
+    } else {
+        TreeNodeRecursion::Continue
+    }
 }
