@@ -30,6 +30,7 @@ use std::sync::Arc;
 use crate::OptimizerRule;
 use crate::decorrelate_subqueries::DecorrelateSubqueries;
 use crate::narrow_single_join::NarrowSingleJoin;
+use crate::ordered_string_agg::OrderedStringAggAsArrayAgg;
 use crate::restrict_aggregate_to_join_keys::RestrictAggregateToJoinKeys;
 use crate::subquery_to_window::SubqueryToWindow;
 use crate::update_old_values::UpdateOldValues;
@@ -80,6 +81,13 @@ fn placements() -> Vec<(Place, Rule)> {
             Place::After("narrow_single_join"),
             Arc::new(RestrictAggregateToJoinKeys::new()),
         ),
+        // It rewrites an aggregation's aggregates once the rules that
+        // rewrite aggregations into others (distinct ones, constant keys)
+        // have made theirs
+        (
+            Place::After("eliminate_group_by_constant"),
+            Arc::new(OrderedStringAggAsArrayAgg::new()),
+        ),
     ]
 }
 
@@ -123,6 +131,7 @@ mod tests {
             "decorrelate_subqueries",
             "narrow_single_join",
             "restrict_aggregate_to_join_keys",
+            "ordered_string_agg_as_array_agg",
         ];
         let names: Vec<String> = Optimizer::new()
             .rules
@@ -163,6 +172,7 @@ mod tests {
         restrict_aggregate_to_join_keys (fork)
         single_distinct_aggregation_to_group_by
         eliminate_group_by_constant
+        ordered_string_agg_as_array_agg (fork)
         common_sub_expression_eliminate
         extract_leaf_expressions
         push_down_leaf_projections

@@ -39,7 +39,8 @@
 //! `string_agg` of an aggregation whose order-requiring aggregates have
 //! two orderings neither of which a sort by the other (or by its reverse)
 //! satisfies. It leaves the aggregation as it is where the other order is
-//! compatible, where the delimiter is not a string literal, and for
+//! compatible, where the delimiter is not a string literal, where the
+//! value is volatile (the filter reads it a second time), and for
 //! `string_agg(DISTINCT ...)`.
 
 use std::sync::Arc;
@@ -87,7 +88,11 @@ impl OptimizerRule for OrderedStringAggAsArrayAgg {
         });
         match functions {
             Some((array_agg, array_to_string))
-                if has_conflicting_orderings(&aggregate) =>
+                if has_conflicting_orderings(&aggregate)
+                    && aggregate
+                        .aggr_expr
+                        .iter()
+                        .any(|expr| as_array_agg(expr, &array_agg).is_some()) =>
             {
                 rewrite(aggregate, &array_agg, &array_to_string, config)
                     .map(Transformed::yes)
@@ -160,6 +165,10 @@ fn as_array_agg(expr: &Expr, array_agg: &Arc<AggregateUDF>) -> Option<(Expr, Exp
     let [value, delimiter] = args.as_slice() else {
         return None;
     };
+    // The filter below reads the value a second time
+    if value.is_volatile() {
+        return None;
+    }
     let Expr::Literal(
         ScalarValue::Utf8(Some(_))
         | ScalarValue::LargeUtf8(Some(_))
