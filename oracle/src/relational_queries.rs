@@ -735,15 +735,15 @@ impl RelationalGenerator {
         match choice {
             0 | 1 => match self.reference(scope, Kind::IntegerList) {
                 Some(list) => list,
-                None => format!("ARRAY[{}]", self.integer(scope, 0)),
+                None => format!("ARRAY[{}]", self.signed_integer(scope)),
             },
             2 => format!(
                 "ARRAY[{}, {}]",
-                self.integer(scope, 0),
-                self.integer(scope, 0)
+                self.signed_integer(scope),
+                self.signed_integer(scope)
             ),
             _ if depth > 0 => self.array_subquery(scope),
-            _ => format!("ARRAY[{}]", self.integer(scope, 0)),
+            _ => format!("ARRAY[{}]", self.signed_integer(scope)),
         }
     }
 
