@@ -272,6 +272,10 @@ pub struct RelationalGenerator {
     /// Expressions written for the current query: past [`EXPRESSIONS`],
     /// every expression is a leaf, so that queries stay of a user's size.
     expressions: usize,
+    /// A first `ORDER BY` key for the query being written: an expression
+    /// over a `FROM` column that an output column's name shadows
+    /// (`SELECT a AS b FROM t ORDER BY b + 0` sorts by `t.b`).
+    shadowed_order_key: Option<String>,
 }
 
 /// How many expressions a query has before its expressions stop nesting.
@@ -283,6 +287,7 @@ impl RelationalGenerator {
             rng: StdRng::seed_from_u64(seed),
             next_alias: 0,
             expressions: 0,
+            shadowed_order_key: None,
         }
     }
 
@@ -300,6 +305,7 @@ impl RelationalGenerator {
     pub fn query_of(&mut self, family: Family) -> Query {
         self.next_alias = 0;
         self.expressions = 0;
+        self.shadowed_order_key = None;
         let mut scope = Scope::default();
         let (sql, kinds) = match family {
             Family::Joins => self.joins_query(&mut scope),
@@ -345,7 +351,13 @@ impl RelationalGenerator {
             };
         }
         let ordered = positions.len() == kinds.len();
-        let mut sql = format!("{sql} ORDER BY {}", positions.join(", "));
+        let keys: Vec<String> = self
+            .shadowed_order_key
+            .take()
+            .into_iter()
+            .chain(positions)
+            .collect();
+        let mut sql = format!("{sql} ORDER BY {}", keys.join(", "));
         if ordered && self.rng.random_bool(0.3) {
             sql.push_str(&format!(" LIMIT {}", self.rng.random_range(1..=4)));
         }
@@ -1066,7 +1078,10 @@ impl RelationalGenerator {
                 exprs.push(self.expr(scope, kind, 1));
                 kinds.push(kind);
             }
-            let list = self.output_list(&mut exprs, &mut kinds, true);
+            let list = match self.shadowing_name(scope.current()) {
+                Some(name) => self.shadowing_list(&exprs, &name),
+                None => self.output_list(&mut exprs, &mut kinds, true),
+            };
             (format!("SELECT {list} FROM {from}{filter}"), kinds)
         };
         scope.levels.pop();
@@ -1656,6 +1671,55 @@ impl RelationalGenerator {
                 repeated_matches: None,
             },
         }
+    }
+}
+
+impl RelationalGenerator {
+    /// Sometimes, an integer column's bare name that reads one column of
+    /// `level`, for an output column to shadow.
+    fn shadowing_name(&mut self, level: &Level) -> Option<String> {
+        if !self.rng.random_bool(0.2) {
+            return None;
+        }
+        let mut names: Vec<&String> = level
+            .items
+            .iter()
+            .flat_map(|item| &item.columns)
+            .filter(|(name, _)| level.unambiguous(name) == Some(Kind::Integer))
+            .map(|(name, _)| name)
+            .collect();
+        names.dedup();
+        if names.is_empty() {
+            return None;
+        }
+        Some(names[self.rng.random_range(0..names.len())].clone())
+    }
+
+    /// The `SELECT` list of `exprs` with the first under `name`, a column
+    /// name of the `FROM` clause, and an `ORDER BY` key that reads that
+    /// column inside an expression, as SQL reads it there.
+    fn shadowing_list(&mut self, exprs: &[String], name: &str) -> String {
+        let key = match self.rng.random_range(0..4) {
+            0 => format!("{name} + 0"),
+            1 => format!("-{name}"),
+            2 => format!("coalesce({name}, 0)"),
+            _ => format!("{name} IS NULL"),
+        };
+        let direction = if self.rng.random_bool(0.3) {
+            " DESC"
+        } else {
+            ""
+        };
+        self.shadowed_order_key = Some(format!("{key}{direction}"));
+        exprs
+            .iter()
+            .enumerate()
+            .map(|(index, expr)| match index {
+                0 => format!("{expr} AS {name}"),
+                _ => format!("{expr} AS c{}", index + 1),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 

@@ -257,19 +257,30 @@ pub(crate) fn check_distinct_items(left: &DFSchema, right: &DFSchema) -> Result<
 }
 
 /// The schema an `ORDER BY` key is read in: `output`, the select list,
-/// where the key is a bare name of exactly one output column, else
-/// `combined`, the select list and the `FROM` clause together.
+/// where the key is a bare name of exactly one output column; else
+/// `combined`, the select list and the `FROM` clause together, where the
+/// key is a bare name; else `inputs_first`, where a name of a `FROM`
+/// column reads that column, even if an output column has that name too.
 ///
-/// SQL reads such a name as the output column before it looks at the
+/// SQL reads a bare name as the output column before it looks at the
 /// `FROM` clause, where the name may be ambiguous: `SELECT a.k FROM a, b
 /// ORDER BY k` sorts by `a.k`, although `a` and `b` both have a `k`.
+/// A name inside an expression is an input column, as in `WHERE`:
+/// `SELECT a AS b FROM t ORDER BY b + 0` sorts by `t.b`, as PostgreSQL
+/// does. An output name that no `FROM` column has stays readable in an
+/// expression, as DataFusion has always allowed (`ORDER BY b * 2`).
 pub(crate) fn order_by_key_schema<'a>(
     key: &SQLExpr,
     normalizer: &IdentNormalizer,
     output: &'a DFSchema,
     combined: &'a DFSchema,
+    inputs_first: &'a DFSchema,
 ) -> &'a DFSchema {
-    match key {
+    let mut bare = key;
+    while let SQLExpr::Nested(inner) = bare {
+        bare = inner;
+    }
+    match bare {
         SQLExpr::Identifier(ident)
             if output
                 .columns_with_unqualified_name(&normalizer.normalize(ident.clone()))
@@ -278,7 +289,8 @@ pub(crate) fn order_by_key_schema<'a>(
         {
             output
         }
-        _ => combined,
+        SQLExpr::Identifier(_) => combined,
+        _ => inputs_first,
     }
 }
 
