@@ -33,24 +33,31 @@
 //! NULL`, is an outer reference here (see [`crate::outer_aggregates`]).
 
 use datafusion_common::tree_node::{TreeNode, TreeNodeRecursion};
-use datafusion_common::{DFSchema, Result};
+use datafusion_common::{DFSchema, HashMap, Result};
 use datafusion_expr::expr::AggregateFunction;
 use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, lit};
 
 use crate::planner::{ContextProvider, SqlToRel};
+use crate::utils::resolve_aliases_to_exprs;
 
 impl<S: ContextProvider> SqlToRel<'_, S> {
     /// The one group of a query grouped by its `HAVING` alone, where none
     /// of `exprs` (its `SELECT` list, `HAVING`, `ORDER BY` and `DISTINCT
     /// ON`) reads a column of `input`, its `FROM` and `WHERE`; `None` where
-    /// one does.
+    /// one does. `aliases` are the select list's output names, which an
+    /// `ORDER BY` may read (`SELECT 1 AS k FROM t HAVING true ORDER BY k`
+    /// reads the item, not `t.k`).
     pub(crate) fn having_one_group<'a>(
         &self,
         input: &LogicalPlan,
-        mut exprs: impl Iterator<Item = &'a Expr>,
+        aliases: &HashMap<String, Expr>,
+        exprs: impl Iterator<Item = &'a Expr>,
     ) -> Result<Option<LogicalPlan>> {
-        if exprs.any(|expr| reads_columns_of(expr, input.schema())) {
-            return Ok(None);
+        for expr in exprs {
+            let expr = resolve_aliases_to_exprs(expr.clone(), aliases)?;
+            if reads_columns_of(&expr, input.schema()) {
+                return Ok(None);
+            }
         }
         let Some(count) = self.context_provider.get_aggregate_meta("count") else {
             return Ok(None);
