@@ -38,26 +38,32 @@ use datafusion_expr::expr::AggregateFunction;
 use datafusion_expr::{Expr, LogicalPlan, LogicalPlanBuilder, lit};
 
 use crate::planner::{ContextProvider, SqlToRel};
-use crate::utils::resolve_aliases_to_exprs;
 
 impl<S: ContextProvider> SqlToRel<'_, S> {
     /// The one group of a query grouped by its `HAVING` alone, where none
-    /// of `exprs` (its `SELECT` list, `HAVING`, `ORDER BY` and `DISTINCT
-    /// ON`) reads a column of `input`, its `FROM` and `WHERE`; `None` where
-    /// one does. `aliases` are the select list's output names, which an
-    /// `ORDER BY` may read (`SELECT 1 AS k FROM t HAVING true ORDER BY k`
-    /// reads the item, not `t.k`).
+    /// of `exprs` (its `SELECT` list, `HAVING` and `DISTINCT ON`) and
+    /// `order_by` reads a column of `input`, its `FROM` and `WHERE`; `None`
+    /// where one does. An `ORDER BY` key that is a bare output name, one
+    /// of `aliases`, reads the item (`SELECT 1 AS k FROM t HAVING true
+    /// ORDER BY k` reads `1`, not `t.k`).
     pub(crate) fn having_one_group<'a>(
         &self,
         input: &LogicalPlan,
-        aliases: &HashMap<String, Expr>,
         exprs: impl Iterator<Item = &'a Expr>,
+        order_by: impl Iterator<Item = &'a Expr>,
+        aliases: &'a HashMap<String, Expr>,
     ) -> Result<Option<LogicalPlan>> {
-        for expr in exprs {
-            let expr = resolve_aliases_to_exprs(expr.clone(), aliases)?;
-            if reads_columns_of(&expr, input.schema()) {
-                return Ok(None);
+        let order_by = order_by.map(|key| match key {
+            Expr::Column(column) if column.relation.is_none() => {
+                aliases.get(&column.name).unwrap_or(key)
             }
+            _ => key,
+        });
+        if exprs
+            .chain(order_by)
+            .any(|expr| reads_columns_of(expr, input.schema()))
+        {
+            return Ok(None);
         }
         let Some(count) = self.context_provider.get_aggregate_meta("count") else {
             return Ok(None);

@@ -23,21 +23,20 @@
 //! A sort key that the select list does not compute is computed by the
 //! select list's projection, as an extra column removed after the sort.
 //! An extra column `t.b` beside the output column `b` makes a schema that
-//! DataFusion refuses as ambiguous, so such a key is read another way:
+//! DataFusion refuses as ambiguous. So the output column takes a name of
+//! its own while the query is sorted (the keys that read it read that
+//! name), and gets its name back in a projection above the sort. The items
+//! are computed once, as they are without the sort: a volatile item
+//! (`random() AS r`) shows the value the rows were sorted by.
 //!
-//! - where an item of the select list is that very column under another
-//!   name (`SELECT t.b AS b`), the key reads the item;
-//! - else the projection computes the whole key under a name of its own,
-//!   removed after the sort as the other extra columns are.
-//!
-//! `SELECT DISTINCT` keeps only the first way: a key it does not output
-//! is refused, as upstream and PostgreSQL refuse it.
+//! A key of `SELECT DISTINCT` that the select list does not output is
+//! refused, as upstream and PostgreSQL refuse it.
 
-use std::collections::HashSet;
+use std::sync::Arc;
 
-use datafusion_common::tree_node::{Transformed, TreeNode};
-use datafusion_common::{Column, DFSchema, Result};
-use datafusion_expr::expr::{Alias, Exists, InSubquery, SetComparison, Sort};
+use datafusion_common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion_common::{Column, DFSchema, HashMap, HashSet, Result};
+use datafusion_expr::expr::Sort;
 use datafusion_expr::{Distinct, Expr, LogicalPlan, Projection};
 
 /// `plan`, a select list, sorted by `sorts` with `sort`, where a key may
@@ -47,136 +46,180 @@ pub(crate) fn sort_by_shadowed_inputs(
     sorts: Vec<Sort>,
     sort: impl FnOnce(LogicalPlan, Vec<Sort>) -> Result<LogicalPlan>,
 ) -> Result<LogicalPlan> {
-    let projection = match &plan {
-        LogicalPlan::Projection(projection) => projection,
-        LogicalPlan::Distinct(Distinct::All(input)) => match input.as_ref() {
-            LogicalPlan::Projection(projection) => projection,
-            _ => return sort(plan, sorts),
-        },
-        _ => return sort(plan, sorts),
-    };
-    let output = plan.schema().as_ref().clone();
-    let mut reads = false;
+    let output = Arc::clone(plan.schema());
+    let mut shadowed = HashSet::new();
     for key in &sorts {
-        reads |= reads_shadowed(&key.expr, &output)?;
+        shadowed_names(&key.expr, &output, &mut shadowed)?;
     }
-    if !reads {
+    // Only a column the select list's input has can be added to it (not
+    // one below an `unnest`): upstream's error names the others
+    let input_has_read_columns = select_list(&plan).is_some_and(|projection| {
+        sorts.iter().all(|key| {
+            key.expr.column_refs().into_iter().all(|column| {
+                column.relation.is_none()
+                    || !shadowed.contains(&column.name)
+                    || projection.input.schema().has_column(column)
+            })
+        })
+    });
+    if shadowed.is_empty() || !input_has_read_columns {
         return sort(plan, sorts);
     }
+    let (plan, renamed) = match plan {
+        LogicalPlan::Projection(projection) => {
+            let (projection, renamed) = renamed_items(projection, &shadowed)?;
+            (LogicalPlan::Projection(projection), renamed)
+        }
+        LogicalPlan::Distinct(Distinct::All(input)) => {
+            match Arc::unwrap_or_clone(input) {
+                LogicalPlan::Projection(projection) => {
+                    let (projection, renamed) = renamed_items(projection, &shadowed)?;
+                    let input = Arc::new(LogicalPlan::Projection(projection));
+                    (LogicalPlan::Distinct(Distinct::All(input)), renamed)
+                }
+                input => {
+                    let plan = LogicalPlan::Distinct(Distinct::All(Arc::new(input)));
+                    return sort(plan, sorts);
+                }
+            }
+        }
+        plan => return sort(plan, sorts),
+    };
 
-    // A key reads the item that outputs its column under another name.
-    let identities: Vec<(Column, Expr)> = projection
-        .expr
+    // Keys read a renamed output column under its new name
+    let new_names: HashMap<&str, &str> = renamed
         .iter()
-        .enumerate()
-        .filter_map(|(index, item)| match item {
-            Expr::Alias(Alias { expr, .. }) => match expr.as_ref() {
-                Expr::Column(column) if is_shadowed(column, &output) => Some((
-                    column.clone(),
-                    Expr::Column(Column::from(output.qualified_field(index))),
-                )),
-                _ => None,
-            },
-            _ => None,
-        })
+        .map(|(new, old)| (old.as_str(), new.as_str()))
         .collect();
     let sorts = sorts
         .into_iter()
-        .map(|sort| {
-            let expr = replace_columns(sort.expr.clone(), |column| {
-                identities
-                    .iter()
-                    .find(|(c, _)| c == column)
-                    .map(|(_, item)| item.clone())
-            })?;
-            Ok(sort.with_expr(expr))
+        .map(|key| {
+            let expr = key
+                .expr
+                .clone()
+                .transform(|expr| match &expr {
+                    Expr::Column(column) if column.relation.is_none() => {
+                        match new_names.get(column.name.as_str()) {
+                            Some(new) => Ok(Transformed::yes(Expr::Column(
+                                Column::new_unqualified(*new),
+                            ))),
+                            None => Ok(Transformed::no(expr)),
+                        }
+                    }
+                    _ => Ok(Transformed::no(expr)),
+                })?
+                .data;
+            Ok(key.with_expr(expr))
         })
         .collect::<Result<Vec<_>>>()?;
-    let LogicalPlan::Projection(Projection {
-        expr: items, input, ..
-    }) = plan
-    else {
-        return sort(plan, sorts);
-    };
+    let sorted = sort(plan, sorts)?;
 
-    // The projection computes each key that still reads such a column.
-    let mut names: HashSet<String> =
-        output.fields().iter().map(|f| f.name().clone()).collect();
-    let mut extra_items = vec![];
-    let sorts = sorts
-        .into_iter()
-        .map(|sort| {
-            if !reads_shadowed(&sort.expr, &output)? {
-                return Ok(sort);
+    // Each renamed column gets its name back
+    let named = sorted
+        .schema()
+        .iter()
+        .map(|(qualifier, field)| {
+            let column = Expr::Column(Column::from((qualifier, field)));
+            match renamed.get(field.name()) {
+                Some(old) if qualifier.is_none() => column.alias(old),
+                _ => column,
             }
-            let key = replace_columns(sort.expr.clone(), |column| {
-                output
-                    .index_of_column(column)
-                    .ok()
-                    .map(|index| items[index].clone().unalias())
-            })?;
-            let name = fresh_name(&key.schema_name().to_string(), &names);
-            names.insert(name.clone());
-            extra_items.push(key.alias(name.clone()));
-            Ok(sort.with_expr(Expr::Column(Column::new_unqualified(name))))
         })
-        .collect::<Result<Vec<_>>>()?;
-    let has_extra_items = !extra_items.is_empty();
-    let extended =
-        Projection::try_new(items.into_iter().chain(extra_items).collect(), input)?;
-    let sorted = sort(LogicalPlan::Projection(extended), sorts)?;
-    if !has_extra_items {
-        return Ok(sorted);
-    }
-    let output_columns = output.columns().into_iter().map(Expr::Column).collect();
+        .collect();
     Ok(LogicalPlan::Projection(Projection::try_new(
-        output_columns,
-        sorted.into(),
+        named,
+        Arc::new(sorted),
     )?))
 }
 
-/// Whether `column` is a `FROM` column that `output` lacks and whose name
-/// is the name of an unqualified column of `output`.
-fn is_shadowed(column: &Column, output: &DFSchema) -> bool {
-    column.relation.is_some()
-        && !output.has_column(column)
-        && output
-            .iter()
-            .any(|(qualifier, field)| qualifier.is_none() && field.name() == &column.name)
-}
-
-/// Whether `key`, or a subquery in it, reads a shadowed column.
-fn reads_shadowed(key: &Expr, output: &DFSchema) -> Result<bool> {
-    key.exists(|expr| {
-        Ok(match expr {
-            Expr::Column(column) => is_shadowed(column, output),
-            Expr::ScalarSubquery(subquery)
-            | Expr::Exists(Exists { subquery, .. })
-            | Expr::InSubquery(InSubquery { subquery, .. })
-            | Expr::SetComparison(SetComparison { subquery, .. }) => {
-                subquery.outer_ref_columns.iter().any(|outer| {
-                    matches!(outer, Expr::OuterReferenceColumn(_, column)
-                        if is_shadowed(column, output))
-                })
-            }
-            _ => false,
-        })
-    })
-}
-
-/// `expr` with each column that `replacement` maps replaced.
-fn replace_columns(
-    expr: Expr,
-    replacement: impl Fn(&Column) -> Option<Expr>,
-) -> Result<Expr> {
-    expr.transform(|expr| match &expr {
-        Expr::Column(column) => match replacement(column) {
-            Some(replaced) => Ok(Transformed::yes(replaced)),
-            None => Ok(Transformed::no(expr)),
+/// The projection of `plan`, a select list, where it has one.
+fn select_list(plan: &LogicalPlan) -> Option<&Projection> {
+    match plan {
+        LogicalPlan::Projection(projection) => Some(projection),
+        LogicalPlan::Distinct(Distinct::All(input)) => match input.as_ref() {
+            LogicalPlan::Projection(projection) => Some(projection),
+            _ => None,
         },
-        _ => Ok(Transformed::no(expr)),
-    })
-    .map(|transformed| transformed.data)
+        _ => None,
+    }
+}
+
+/// `projection` with each unqualified output column named in `shadowed`
+/// under a name no other column has, and the new names with the old.
+fn renamed_items(
+    projection: Projection,
+    shadowed: &HashSet<String>,
+) -> Result<(Projection, HashMap<String, String>)> {
+    let mut taken: HashSet<String> = projection
+        .schema
+        .fields()
+        .iter()
+        .map(|field| field.name().clone())
+        .collect();
+    let mut renamed = HashMap::new();
+    let items = projection
+        .expr
+        .into_iter()
+        .zip(projection.schema.iter())
+        .map(|(item, (qualifier, field))| {
+            if qualifier.is_some() || !shadowed.contains(field.name()) {
+                return item;
+            }
+            let new = fresh_name(field.name(), &taken);
+            taken.insert(new.clone());
+            renamed.insert(new.clone(), field.name().clone());
+            item.unalias().alias(new)
+        })
+        .collect();
+    Ok((Projection::try_new(items, projection.input)?, renamed))
+}
+
+/// Adds to `names` the name of each column that `key`, or a subquery in it
+/// at any depth, reads from `FROM` where an unqualified column of `output`
+/// has that name.
+fn shadowed_names(
+    key: &Expr,
+    output: &DFSchema,
+    names: &mut HashSet<String>,
+) -> Result<()> {
+    let mut note = |column: &Column| {
+        let shadowed = column.relation.is_some()
+            && !output.has_column(column)
+            && output.iter().any(|(qualifier, field)| {
+                qualifier.is_none() && field.name() == &column.name
+            });
+        if shadowed {
+            names.insert(column.name.clone());
+        }
+    };
+    key.apply(|expr| {
+        let subquery = match expr {
+            Expr::Column(column) => {
+                note(column);
+                None
+            }
+            Expr::ScalarSubquery(subquery) => Some(subquery),
+            Expr::Exists(exists) => Some(&exists.subquery),
+            Expr::InSubquery(in_subquery) => Some(&in_subquery.subquery),
+            Expr::SetComparison(comparison) => Some(&comparison.subquery),
+            _ => None,
+        };
+        if let Some(subquery) = subquery {
+            // Outer references of the subquery and of those inside it
+            subquery.subquery.apply_with_subqueries(|node| {
+                node.apply_expressions(|expr| {
+                    expr.apply(|expr| {
+                        if let Expr::OuterReferenceColumn(_, column) = expr {
+                            note(column);
+                        }
+                        Ok(TreeNodeRecursion::Continue)
+                    })
+                })
+            })?;
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    Ok(())
 }
 
 /// `name`, or `name` with a number, whichever `taken` does not have.

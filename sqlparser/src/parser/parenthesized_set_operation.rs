@@ -23,14 +23,17 @@
 //! `WITH` follows it; after `((` it reads an expression, the subquery
 //! `(SELECT 2)`, and then wants `)` where `UNION` stands. PostgreSQL reads
 //! such parentheses as a query (its `select_with_parens`), so here they
-//! are read as one where the whole of them parses as a query that is more
-//! than a query in parentheses. Anything else, `((SELECT 2) + 1)` or
-//! `((SELECT 2))`, is read as an expression, as before.
+//! are read as one where the parenthesized query is followed by what only
+//! a query can go on with: a set operator, `ORDER BY`, `LIMIT`, `OFFSET`
+//! or `FETCH`. Anything else, `((SELECT 2) + 1)` or `((SELECT 2))`, is
+//! read as an expression, as before. The check looks at tokens only, so no
+//! part of the SQL is parsed twice (a failed attempt at each of several
+//! nested parentheses would multiply the work).
 
 #[cfg(not(feature = "std"))]
 use alloc::boxed::Box;
 
-use crate::ast::{Query, SetExpr};
+use crate::ast::Query;
 use crate::keywords::Keyword;
 use crate::tokenizer::Token;
 
@@ -38,10 +41,23 @@ use super::{Parser, ParserError};
 
 impl Parser<'_> {
     /// After an expression's `(`: the query the parentheses hold, where it
-    /// starts with a parenthesized query and goes on past it.
+    /// starts with a parenthesized query that a query clause follows.
     pub(super) fn try_parse_parenthesized_set_operation(
         &mut self,
     ) -> Result<Option<Box<Query>>, ParserError> {
+        if !self.peek_parenthesized_query_continued() {
+            return Ok(None);
+        }
+        let query = self.parse_query()?;
+        if self.peek_token_ref().token != Token::RParen {
+            return self.expected_ref(")", self.peek_token_ref());
+        }
+        Ok(Some(query))
+    }
+
+    /// Whether the next tokens are a parenthesized `SELECT` or `WITH`
+    /// query and, after its closing parenthesis, a clause of a query.
+    fn peek_parenthesized_query_continued(&self) -> bool {
         let mut opening = 0;
         while self.peek_nth_token_ref(opening).token == Token::LParen {
             opening += 1;
@@ -51,22 +67,37 @@ impl Parser<'_> {
             Token::Word(word) if matches!(word.keyword, Keyword::SELECT | Keyword::WITH)
         );
         if opening == 0 || !starts_query {
-            return Ok(None);
+            return false;
         }
-        self.maybe_parse(|parser| {
-            let query = parser.parse_query()?;
-            let only_parenthesized = matches!(*query.body, SetExpr::Query(_))
-                && query.with.is_none()
-                && query.order_by.is_none()
-                && query.limit_clause.is_none()
-                && query.fetch.is_none();
-            if only_parenthesized {
-                return parser.expected_ref("a set operation", parser.peek_token_ref());
+        let mut depth = 0_usize;
+        let mut n = 0;
+        loop {
+            match &self.peek_nth_token_ref(n).token {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                Token::EOF => return false,
+                _ => {}
             }
-            if parser.peek_token_ref().token != Token::RParen {
-                return parser.expected_ref(")", parser.peek_token_ref());
-            }
-            Ok(query)
-        })
+            n += 1;
+        }
+        matches!(
+            &self.peek_nth_token_ref(n + 1).token,
+            Token::Word(word) if matches!(
+                word.keyword,
+                Keyword::UNION
+                    | Keyword::EXCEPT
+                    | Keyword::INTERSECT
+                    | Keyword::MINUS
+                    | Keyword::ORDER
+                    | Keyword::LIMIT
+                    | Keyword::OFFSET
+                    | Keyword::FETCH
+            )
+        )
     }
 }
