@@ -150,10 +150,12 @@ fn renamed_items(
     projection: Projection,
     shadowed: &HashSet<String>,
 ) -> Result<(Projection, HashMap<String, String>)> {
+    // Names of the list and of its input, which a sort may add to the list
     let mut taken: HashSet<String> = projection
         .schema
         .fields()
         .iter()
+        .chain(projection.input.schema().fields())
         .map(|field| field.name().clone())
         .collect();
     let mut renamed = HashMap::new();

@@ -56,23 +56,33 @@ impl Parser<'_> {
     }
 
     /// Whether the next tokens are a parenthesized `SELECT` or `WITH`
-    /// query and, after its closing parenthesis, a clause of a query.
+    /// query and, after its closing parenthesis, a clause of a query. One
+    /// pass over the tokens (peeking the n-th token walks from the start).
     fn peek_parenthesized_query_continued(&self) -> bool {
-        let mut opening = 0;
-        while self.peek_nth_token_ref(opening).token == Token::LParen {
-            opening += 1;
+        let mut tokens = self.tokens[self.index..]
+            .iter()
+            .map(|token| &token.token)
+            .filter(|token| !matches!(token, Token::Whitespace(_)));
+        let mut depth = 0_usize;
+        let mut starts_query = false;
+        for token in tokens.by_ref() {
+            match token {
+                Token::LParen => depth += 1,
+                Token::Word(word)
+                    if depth > 0
+                        && matches!(word.keyword, Keyword::SELECT | Keyword::WITH) =>
+                {
+                    starts_query = true;
+                    break;
+                }
+                _ => return false,
+            }
         }
-        let starts_query = matches!(
-            &self.peek_nth_token_ref(opening).token,
-            Token::Word(word) if matches!(word.keyword, Keyword::SELECT | Keyword::WITH)
-        );
-        if opening == 0 || !starts_query {
+        if !starts_query {
             return false;
         }
-        let mut depth = 0_usize;
-        let mut n = 0;
-        loop {
-            match &self.peek_nth_token_ref(n).token {
+        for token in tokens.by_ref() {
+            match token {
                 Token::LParen => depth += 1,
                 Token::RParen => {
                     depth -= 1;
@@ -83,21 +93,21 @@ impl Parser<'_> {
                 Token::EOF => return false,
                 _ => {}
             }
-            n += 1;
         }
-        matches!(
-            &self.peek_nth_token_ref(n + 1).token,
-            Token::Word(word) if matches!(
-                word.keyword,
-                Keyword::UNION
-                    | Keyword::EXCEPT
-                    | Keyword::INTERSECT
-                    | Keyword::MINUS
-                    | Keyword::ORDER
-                    | Keyword::LIMIT
-                    | Keyword::OFFSET
-                    | Keyword::FETCH
+        depth == 0
+            && matches!(
+                tokens.next(),
+                Some(Token::Word(word)) if matches!(
+                    word.keyword,
+                    Keyword::UNION
+                        | Keyword::EXCEPT
+                        | Keyword::INTERSECT
+                        | Keyword::MINUS
+                        | Keyword::ORDER
+                        | Keyword::LIMIT
+                        | Keyword::OFFSET
+                        | Keyword::FETCH
+                )
             )
-        )
     }
 }

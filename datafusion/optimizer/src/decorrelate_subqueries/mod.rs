@@ -140,7 +140,7 @@ fn rewrite_plan(
                 None => rewrite_join_condition(join, alias_generator),
             }
         }
-        LogicalPlan::Sort(sort) if sort_reads_below_input(&sort)? => {
+        LogicalPlan::Sort(sort) if !columns_read_below_input(&sort)?.is_empty() => {
             let schema = Arc::clone(sort.input.schema());
             let widened = widen_sort_input(sort)?;
             let columns = schema.columns().into_iter().map(Expr::Column);
@@ -322,49 +322,49 @@ fn push_correlation_out_of_joins(
     })
 }
 
-/// Whether a subquery in `sort`'s keys reads columns its input does not
-/// have: `ORDER BY` a subquery over a `SELECT` list that leaves out the outer
-/// columns it reads, which the SQL planner resolves below the list.
-fn sort_reads_below_input(sort: &Sort) -> Result<bool> {
+/// The columns below `sort`'s input `SELECT` list that the subqueries in
+/// its keys read from beyond them, and that the list does not output.
+fn columns_read_below_input(sort: &Sort) -> Result<Vec<Column>> {
     let LogicalPlan::Projection(projection) = sort.input.as_ref() else {
-        return Ok(false);
+        return Ok(vec![]);
     };
     let below = projection.input.schema();
-    let mut reads_below = false;
+    let mut read = vec![];
     for key in &sort.expr {
         key.expr.apply(|expr| {
             if let Expr::ScalarSubquery(subquery)
             | Expr::Exists(Exists { subquery, .. })
             | Expr::InSubquery(InSubquery { subquery, .. }) = expr
             {
-                reads_below |=
-                    free_outer_columns(&subquery.subquery)?
-                        .iter()
-                        .any(|column| {
-                            !projection.schema.has_column(column)
-                                && below.has_column(column)
-                        });
+                for column in free_outer_columns(&subquery.subquery)? {
+                    if !projection.schema.has_column(&column)
+                        && below.has_column(&column)
+                        && !read.contains(&column)
+                    {
+                        read.push(column);
+                    }
+                }
             }
             Ok(TreeNodeRecursion::Continue)
         })?;
     }
-    Ok(reads_below)
+    Ok(read)
 }
 
-/// `sort` over its input `SELECT` list widened with every column below it,
-/// so that the subqueries in its keys find the outer columns they read.
+/// `sort` over its input `SELECT` list widened with the columns below it
+/// that the subqueries in its keys read ([`columns_read_below_input`]).
+/// Only those: another column below may share its name with an output
+/// column of the list (`SELECT b AS a FROM t ORDER BY (SELECT b)`), which
+/// one schema cannot hold beside it.
 fn widen_sort_input(sort: Sort) -> Result<LogicalPlan> {
+    let read = columns_read_below_input(&sort)?;
     let LogicalPlan::Projection(projection) = Arc::unwrap_or_clone(sort.input) else {
         return internal_err!(
             "A sort whose keys read below its input is over a projection"
         );
     };
     let mut exprs = projection.expr;
-    for column in projection.input.schema().columns() {
-        if !projection.schema.has_column(&column) {
-            exprs.push(Expr::Column(column));
-        }
-    }
+    exprs.extend(read.into_iter().map(Expr::Column));
     let input = LogicalPlanBuilder::from(Arc::unwrap_or_clone(projection.input))
         .project(exprs)?
         .build()?;
